@@ -1,0 +1,334 @@
+// Parsing, checking and evaluating template manifests.
+#include "core/manifest.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge {
+namespace {
+
+using json = nlohmann::json;
+
+// Context variables a manifest may read; their slots follow the parameters and derived values.
+const std::vector<std::string> kDeviceVariables = {"device.cc",
+                                                   "device.sm_count",
+                                                   "device.max_threads_per_block",
+                                                   "device.max_threads_per_sm",
+                                                   "device.max_blocks_per_sm",
+                                                   "device.smem_per_block_optin",
+                                                   "device.smem_per_sm",
+                                                   "device.regs_per_block",
+                                                   "device.regs_per_sm",
+                                                   "device.l2_bytes"};
+const std::vector<std::string> kProblemVariables = {"problem.m",       "problem.n",       "problem.k",
+                                                    "problem.a_trans", "problem.b_trans", "problem.align_a",
+                                                    "problem.align_b", "problem.align_c"};
+
+constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+
+std::string required_string(const json& object, const char* key, const std::string& where) {
+  if (!object.contains(key) || !object[key].is_string()) {
+    throw InvalidArgumentError(fmt::format("{}: missing string field '{}'", where, key));
+  }
+  return object[key].get<std::string>();
+}
+
+}  // namespace
+
+int64_t BoundExpression::evaluate(const int64_t* symbols) const {
+  return expression.evaluate([&](size_t i) { return symbols[slots[i]]; });
+}
+
+std::string Violation::describe() const {
+  return fmt::format("{} ({}): {}", constraint->name, constraint->condition.expression.text(),
+                     constraint->message);
+}
+
+BoundExpression Manifest::bind(const std::string& text, const std::string& where) const {
+  BoundExpression bound;
+  try {
+    bound.expression = Expression::parse(text);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(fmt::format("{}: {}: {}", origin_, where, e.what()));
+  }
+  for (const std::string& identifier : bound.expression.identifiers()) {
+    auto it = std::find(symbols_.begin(), symbols_.end(), identifier);
+    if (it == symbols_.end()) {
+      throw InvalidArgumentError(
+          fmt::format("{}: {}: unknown name '{}' in '{}' (parameters, earlier derived values, "
+                      "device.* and problem.* are known)",
+                      origin_, where, identifier, text));
+    }
+    const int slot = static_cast<int>(it - symbols_.begin());
+    bound.slots.push_back(slot);
+    const int parameters = static_cast<int>(parameters_.size());
+    const int derived_end = parameters + derived_count_;
+    if (slot < parameters) {
+      bound.last_parameter = std::max(bound.last_parameter, slot);
+    } else if (slot < derived_end) {
+      if (slot - parameters >= static_cast<int>(derived_.size())) {
+        throw InvalidArgumentError(fmt::format("{}: {}: '{}' is a derived value defined later or itself",
+                                               origin_, where, identifier));
+      }
+      const BoundExpression& inner = derived_[slot - parameters].value;
+      bound.last_parameter = std::max(bound.last_parameter, inner.last_parameter);
+      bound.needs_device |= inner.needs_device;
+      bound.needs_problem |= inner.needs_problem;
+    } else if (identifier.rfind("device.", 0) == 0) {
+      bound.needs_device = true;
+    } else {
+      bound.needs_problem = true;
+    }
+  }
+  return bound;
+}
+
+Manifest Manifest::parse(const std::string& json_text, const std::string& origin) {
+  Manifest m;
+  m.origin_ = origin;
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw InvalidArgumentError(fmt::format("{}: not valid JSON: {}", origin, e.what()));
+  }
+  if (!doc.is_object()) throw InvalidArgumentError(fmt::format("{}: a manifest is a JSON object", origin));
+  try {
+    m.name_ = required_string(doc, "name", origin);
+    m.description_ = doc.value("description", "");
+    m.source_file_ = required_string(doc, "source", origin);
+    m.kernel_name_ = required_string(doc, "kernel", origin);
+    m.dtype_ = parse_dtype(doc.value("dtype", "f32"));
+    m.min_cc_ = doc.value("min_cc", 0);
+
+    std::set<std::string> names;
+    for (const json& p : doc.at("parameters")) {
+      Parameter parameter;
+      parameter.name = required_string(p, "name", origin + ": parameter");
+      parameter.launch = p.value("launch", false);
+      parameter.doc = p.value("doc", "");
+      parameter.values = p.at("values").get<std::vector<int64_t>>();
+      if (parameter.values.empty()) {
+        throw InvalidArgumentError(
+            fmt::format("{}: parameter {} has an empty domain", origin, parameter.name));
+      }
+      if (!names.insert(parameter.name).second) {
+        throw InvalidArgumentError(fmt::format("{}: parameter {} is listed twice", origin, parameter.name));
+      }
+      m.parameters_.push_back(std::move(parameter));
+      m.symbols_.push_back(m.parameters_.back().name);
+    }
+    // Every name takes its slot up front; a derived value may read only the derived values before it.
+    const json derived = doc.value("derived", json::array());
+    for (const json& d : derived) {
+      const std::string name = required_string(d, "name", origin + ": derived value");
+      if (!names.insert(name).second) {
+        throw InvalidArgumentError(fmt::format("{}: derived value {} reuses a name", origin, name));
+      }
+      m.symbols_.push_back(name);
+    }
+    m.derived_count_ = static_cast<int>(derived.size());
+    m.symbols_.insert(m.symbols_.end(), kDeviceVariables.begin(), kDeviceVariables.end());
+    m.symbols_.insert(m.symbols_.end(), kProblemVariables.begin(), kProblemVariables.end());
+    for (const json& d : derived) {
+      DerivedValue value;
+      value.name = d.at("name").get<std::string>();
+      value.define = d.value("define", false);
+      value.doc = d.value("doc", "");
+      value.value = m.bind(required_string(d, "expr", origin), "derived value " + value.name);
+      m.derived_.push_back(std::move(value));
+    }
+
+    for (auto [section, rules] :
+         {std::pair{"constraints", &m.constraints_}, std::pair{"pruning", &m.pruning_}}) {
+      for (const json& c : doc.value(section, json::array())) {
+        Constraint rule;
+        rule.name = required_string(c, "name", origin + ": " + section);
+        rule.message = c.value("message", "");
+        rule.condition = m.bind(required_string(c, "expr", origin), std::string(section) + " " + rule.name);
+        rules->push_back(std::move(rule));
+      }
+    }
+
+    const json& launch = doc.at("launch");
+    auto launch_expr = [&](const char* key, const char* fallback) {
+      const std::string text =
+          launch.contains(key) ? launch.at(key).get<std::string>() : std::string(fallback);
+      if (text.empty()) throw InvalidArgumentError(fmt::format("{}: launch.{} is required", origin, key));
+      return m.bind(text, std::string("launch.") + key);
+    };
+    m.launch_.threads = launch_expr("threads", "");
+    m.launch_.smem_bytes = launch_expr("smem_bytes", "0");
+    m.launch_.tiles = launch_expr("tiles", "");
+    m.launch_.split_k = launch_expr("split_k", "1");
+    m.launch_.k_granule = launch_expr("k_granule", "1");
+    m.launch_.raster_group = launch_expr("raster_group", "1");
+
+    for (const json& seed : doc.value("seeds", json::array())) {
+      Config::Values values;
+      for (const auto& [key, value] : seed.items()) values.emplace_back(key, value.get<int64_t>());
+      m.seeds_.push_back(m.normalize(Config(m.name_, std::move(values))));
+    }
+  } catch (const json::exception& e) {
+    throw InvalidArgumentError(fmt::format("{}: malformed manifest: {}", origin, e.what()));
+  }
+  for (const Config& seed : m.seeds_) {
+    for (const Violation& v : m.violations(seed)) {
+      throw InvalidArgumentError(fmt::format("{}: seed {} breaks {}", origin, seed.key(), v.describe()));
+    }
+  }
+  return m;
+}
+
+const Parameter* Manifest::find_parameter(const std::string& name) const {
+  for (const Parameter& p : parameters_) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+double Manifest::space_size() const {
+  double size = 1;
+  for (const Parameter& p : parameters_) size *= static_cast<double>(p.values.size());
+  return size;
+}
+
+Config Manifest::normalize(const Config& config) const {
+  if (!config.template_name().empty() && config.template_name() != name_) {
+    throw InvalidArgumentError(
+        fmt::format("config is for template '{}', not '{}'", config.template_name(), name_));
+  }
+  for (const auto& [key, value] : config.values()) {
+    if (find_parameter(key) == nullptr) {
+      throw InvalidArgumentError(fmt::format("template {} has no parameter '{}'", name_, key));
+    }
+  }
+  Config::Values ordered;
+  for (const Parameter& p : parameters_) {
+    int count = 0;
+    for (const auto& [key, value] : config.values()) count += key == p.name;
+    if (count != 1) {
+      throw InvalidArgumentError(fmt::format("config of template {} {} parameter {}", name_,
+                                             count == 0 ? "lacks" : "repeats", p.name));
+    }
+    const int64_t value = *config.find(p.name);
+    if (std::find(p.values.begin(), p.values.end(), value) == p.values.end()) {
+      throw InvalidArgumentError(fmt::format("template {}: {}={} is outside its domain {}", name_, p.name,
+                                             value, fmt::join(p.values, ", ")));
+    }
+    ordered.emplace_back(p.name, value);
+  }
+  return Config(name_, std::move(ordered));
+}
+
+void Manifest::bind_context(int64_t* symbols, const DeviceInfo* device, const KernelProblem* problem) const {
+  const size_t base = parameters_.size() + derived_.size();
+  if (device != nullptr) {
+    const int64_t values[] = {device->cc(),
+                              device->sm_count,
+                              device->max_threads_per_block,
+                              device->max_threads_per_sm,
+                              device->max_blocks_per_sm,
+                              device->smem_per_block_optin,
+                              device->smem_per_sm,
+                              device->regs_per_block,
+                              device->regs_per_sm,
+                              device->l2_bytes};
+    std::copy(std::begin(values), std::end(values), symbols + base);
+  }
+  if (problem != nullptr) {
+    const int64_t values[] = {problem->m,       problem->n,       problem->k,       problem->a_trans,
+                              problem->b_trans, problem->align_a, problem->align_b, problem->align_c};
+    std::copy(std::begin(values), std::end(values), symbols + base + kDeviceVariables.size());
+  }
+}
+
+std::vector<int64_t> Manifest::symbols_for(const Config& normalized, const DeviceInfo* device,
+                                           const KernelProblem* problem) const {
+  std::vector<int64_t> symbols(symbols_.size(), kUnknown);
+  for (size_t i = 0; i < parameters_.size(); ++i) symbols[i] = normalized.values()[i].second;
+  bind_context(symbols.data(), device, problem);
+  for (size_t i = 0; i < derived_.size(); ++i) {
+    const BoundExpression& e = derived_[i].value;
+    if ((e.needs_device && device == nullptr) || (e.needs_problem && problem == nullptr)) continue;
+    symbols[parameters_.size() + i] = e.evaluate(symbols.data());
+  }
+  return symbols;
+}
+
+std::vector<Violation> Manifest::violations(const Config& config, const DeviceInfo* device,
+                                            const KernelProblem* problem) const {
+  const Config normalized = normalize(config);
+  const std::vector<int64_t> symbols = symbols_for(normalized, device, problem);
+  std::vector<Violation> broken;
+  for (const Constraint& c : constraints_) {
+    const BoundExpression& e = c.condition;
+    if ((e.needs_device && device == nullptr) || (e.needs_problem && problem == nullptr)) continue;
+    if (e.evaluate(symbols.data()) == 0) broken.push_back(Violation{&c});
+  }
+  return broken;
+}
+
+Config Manifest::check(const Config& config, const DeviceInfo* device, const KernelProblem* problem) const {
+  Config normalized = normalize(config);
+  const std::vector<Violation> broken = violations(normalized, device, problem);
+  if (!broken.empty()) {
+    std::string reasons;
+    for (const Violation& v : broken) reasons += "\n  - " + v.describe();
+    std::string context;
+    if (problem != nullptr) context += " for " + problem->to_string();
+    if (device != nullptr) context += " on " + device->name;
+    throw InvalidArgumentError(
+        fmt::format("config {} of template {} is invalid{}:{}", normalized.key(), name_, context, reasons));
+  }
+  return normalized;
+}
+
+std::vector<std::pair<std::string, int64_t>> Manifest::defines(const Config& config,
+                                                               const KernelProblem& problem) const {
+  const Config normalized = normalize(config);
+  const std::vector<int64_t> symbols = symbols_for(normalized, nullptr, &problem);
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parameters_[i].launch) out.emplace_back(parameters_[i].name, symbols[i]);
+  }
+  for (size_t i = 0; i < derived_.size(); ++i) {
+    if (!derived_[i].define) continue;
+    if (derived_[i].value.needs_device) {
+      throw InvalidArgumentError(
+          fmt::format("{}: derived value {} is a define but reads device.*; defines may "
+                      "depend only on the config and the problem",
+                      origin_, derived_[i].name));
+    }
+    out.emplace_back(derived_[i].name, symbols[parameters_.size() + i]);
+  }
+  return out;
+}
+
+LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& problem) const {
+  const Config normalized = normalize(config);
+  const std::vector<int64_t> symbols = symbols_for(normalized, nullptr, &problem);
+  LaunchGeometry g;
+  g.threads = launch_.threads.evaluate(symbols.data());
+  g.smem_bytes = launch_.smem_bytes.evaluate(symbols.data());
+  g.tiles = launch_.tiles.evaluate(symbols.data());
+  g.raster_group = std::max<int64_t>(1, launch_.raster_group.evaluate(symbols.data()));
+  const int64_t granule = std::max<int64_t>(1, launch_.k_granule.evaluate(symbols.data()));
+  const int64_t requested = std::max<int64_t>(1, launch_.split_k.evaluate(symbols.data()));
+  // Every slice but the last covers a whole number of granules; slices left empty are dropped.
+  const int64_t k = std::max<int64_t>(problem.k, 1);
+  g.k_per_split = (k + requested - 1) / requested;
+  g.k_per_split = (g.k_per_split + granule - 1) / granule * granule;
+  g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
+  g.semaphores = g.split_k > 1 ? g.tiles : 0;
+  return g;
+}
+
+}  // namespace gemmforge

@@ -1,0 +1,138 @@
+// A template's manifest: its parameters and their domains, derived values, constraints and launch rule.
+// The tuner, the runtime, the tests and `gemmforge space` all read this one description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/device_info.hpp"
+#include "core/expression.hpp"
+#include "core/problem.hpp"
+#include "gemmforge/types.hpp"
+
+namespace gemmforge {
+
+struct Parameter {
+  std::string name;
+  std::vector<int64_t> values;  ///< the domain, in the order the manifest lists it
+  bool launch = false;          ///< chosen at launch time: does not change the compiled kernel
+  std::string doc;
+};
+
+/// An expression with its identifiers resolved to slots of the manifest's symbol table.
+struct BoundExpression {
+  Expression expression;
+  std::vector<int> slots;      ///< symbol slot of each identifier of `expression`
+  bool needs_device = false;   ///< reads device.* (directly or through a derived value)
+  bool needs_problem = false;  ///< reads problem.* (directly or through a derived value)
+  int last_parameter = -1;     ///< highest parameter index it depends on, -1 for none
+
+  int64_t evaluate(const int64_t* symbols) const;
+};
+
+struct DerivedValue {
+  std::string name;
+  BoundExpression value;
+  bool define = false;  ///< passed to the compiler as -DNAME=value
+  std::string doc;
+};
+
+/// A condition on configs. Constraints decide validity (a config breaking one cannot run correctly or at
+/// all); pruning rules only keep unpromising configs out of the tuner's search space.
+struct Constraint {
+  std::string name;
+  BoundExpression condition;
+  std::string message;  ///< why the rule exists, for error messages and `gemmforge space`
+};
+
+/// How a config is launched for a problem.
+struct LaunchGeometry {
+  int64_t tiles = 0;         ///< output tiles: grid.x
+  int64_t split_k = 1;       ///< K slices actually used: grid.z
+  int64_t k_per_split = 0;   ///< K extent of each slice, a multiple of the template's K granule
+  int64_t threads = 0;       ///< threads per block
+  int64_t smem_bytes = 0;    ///< dynamic shared memory per block
+  int64_t raster_group = 1;  ///< tile rows grouped together for L2 reuse
+  int64_t semaphores = 0;    ///< zeroed ints the launch needs (one per tile when K is split)
+};
+
+/// One broken constraint of a config.
+struct Violation {
+  const Constraint* constraint = nullptr;
+  std::string describe() const;
+};
+
+class Manifest {
+ public:
+  /// Parses a manifest; `origin` (a file name) prefixes every error. Throws InvalidArgumentError.
+  static Manifest parse(const std::string& json_text, const std::string& origin);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const std::string& source_file() const { return source_file_; }
+  const std::string& kernel_name() const { return kernel_name_; }
+  Dtype dtype() const { return dtype_; }
+  int min_cc() const { return min_cc_; }
+  const std::vector<Parameter>& parameters() const { return parameters_; }
+  const std::vector<DerivedValue>& derived() const { return derived_; }
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+  const std::vector<Constraint>& pruning() const { return pruning_; }
+  const std::vector<Config>& seeds() const { return seeds_; }
+
+  const Parameter* find_parameter(const std::string& name) const;
+  /// Number of configs before any constraint (product of domain sizes).
+  double space_size() const;
+
+  /// Checks names and domains: every parameter present once, every value inside its domain, nothing
+  /// unknown. Returns the config re-ordered as the manifest lists its parameters.
+  Config normalize(const Config& config) const;
+
+  /// All constraints the config breaks; those needing a device or problem are checked only when given.
+  std::vector<Violation> violations(const Config& config, const DeviceInfo* device = nullptr,
+                                    const KernelProblem* problem = nullptr) const;
+  /// normalize() then violations(); throws InvalidArgumentError naming every broken constraint.
+  Config check(const Config& config, const DeviceInfo* device = nullptr,
+               const KernelProblem* problem = nullptr) const;
+
+  /// Preprocessor definitions of the kernel for this config and problem class: every compile-time
+  /// parameter and every derived value marked `define`.
+  std::vector<std::pair<std::string, int64_t>> defines(const Config& config,
+                                                       const KernelProblem& problem) const;
+  /// Grid, block, shared memory and K split of a (valid) config for a problem.
+  LaunchGeometry geometry(const Config& config, const KernelProblem& problem) const;
+
+  // Symbol table, for code that evaluates many configs quickly (the search space).
+  int symbol_count() const { return static_cast<int>(symbols_.size()); }
+  int derived_slot(size_t index) const { return static_cast<int>(parameters_.size() + index); }
+  /// Fills the device.* and problem.* slots; either pointer may be null.
+  void bind_context(int64_t* symbols, const DeviceInfo* device, const KernelProblem* problem) const;
+
+ private:
+  BoundExpression bind(const std::string& text, const std::string& where) const;
+  /// Evaluates parameters, context and every derived value computable in that context into `symbols`.
+  std::vector<int64_t> symbols_for(const Config& normalized, const DeviceInfo* device,
+                                   const KernelProblem* problem) const;
+
+  std::string origin_;
+  std::string name_;
+  std::string description_;
+  std::string source_file_;
+  std::string kernel_name_;
+  Dtype dtype_ = Dtype::kF32;
+  int min_cc_ = 0;
+  std::vector<Parameter> parameters_;
+  std::vector<DerivedValue> derived_;
+  std::vector<Constraint> constraints_;
+  std::vector<Constraint> pruning_;
+  std::vector<Config> seeds_;
+  std::vector<std::string> symbols_;  // parameters, derived values, then context variables
+  int derived_count_ = 0;
+
+  struct Launch {
+    BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group;
+  } launch_;
+};
+
+}  // namespace gemmforge

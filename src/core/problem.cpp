@@ -1,0 +1,141 @@
+// Validation and canonicalization of GEMM calls (see problem.hpp for the canonical form).
+#include "core/problem.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge {
+
+std::string KernelProblem::layout() const {
+  return std::string(1, a_trans ? 't' : 'n') + (b_trans ? 't' : 'n');
+}
+
+std::string KernelProblem::shape() const {
+  return fmt::format("{}x{}x{}", m, n, k);
+}
+
+std::string KernelProblem::to_string() const {
+  return fmt::format("{} {} {} align {}/{}/{}", gemmforge::to_string(dtype), layout(), shape(), align_a,
+                     align_b, align_c);
+}
+
+void parse_layout(const std::string& text, bool& a_trans, bool& b_trans) {
+  if (text.size() != 2) {
+    throw InvalidArgumentError(
+        fmt::format("layout '{}' must be two letters from n/t, e.g. 'nn' or 'nt'", text));
+  }
+  a_trans = parse_op(text[0]) == Op::kT;
+  b_trans = parse_op(text[1]) == Op::kT;
+}
+
+int64_t min_leading_dimension(Order order, int64_t rows, int64_t cols) noexcept {
+  const int64_t contiguous = order == Order::kColMajor ? rows : cols;
+  return contiguous > 1 ? contiguous : 1;
+}
+
+int vector_alignment(const void* ptr, int64_t ld, int element_bytes) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  for (int width : {4, 2}) {
+    const auto bytes = static_cast<std::uintptr_t>(width * element_bytes);
+    if (address % bytes == 0 && ld % width == 0) return width;
+  }
+  return 1;
+}
+
+namespace {
+
+// Kernels index rows and columns with 32-bit integers and offsets with 64-bit ones.
+constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
+
+void check_dimension(const char* name, int64_t value) {
+  if (value < 0)
+    throw InvalidArgumentError(fmt::format("{} = {} is negative; sizes must be >= 0", name, value));
+  if (value > kMaxDimension) {
+    throw InvalidArgumentError(
+        fmt::format("{} = {} exceeds the largest supported size {}", name, value, kMaxDimension));
+  }
+}
+
+void check_operand(const char* matrix, const char* ld_name, Order order, int64_t rows, int64_t cols,
+                   const void* ptr, int64_t ld) {
+  const int64_t minimum = min_leading_dimension(order, rows, cols);
+  if (ld < minimum) {
+    throw InvalidArgumentError(fmt::format(
+        "{} = {} is too small: {} is stored {} as {}x{}, so {} must be >= {}", ld_name, ld, matrix,
+        order == Order::kColMajor ? "column-major" : "row-major", rows, cols, ld_name, minimum));
+  }
+  const int64_t lines = order == Order::kColMajor ? cols : rows;
+  if (lines > 0 && ld > std::numeric_limits<int64_t>::max() / lines) {
+    throw InvalidArgumentError(
+        fmt::format("{} = {} with {} lines overflows a 64-bit offset", ld_name, ld, lines));
+  }
+  if (ptr == nullptr && rows > 0 && cols > 0) {
+    throw InvalidArgumentError(
+        fmt::format("{} is a null pointer but holds a {}x{} matrix", matrix, rows, cols));
+  }
+}
+
+}  // namespace
+
+void validate(const GemmCall& call) {
+  if (call.order != Order::kRowMajor && call.order != Order::kColMajor) {
+    throw InvalidArgumentError(
+        fmt::format("storage order {} is not row- or column-major", static_cast<int>(call.order)));
+  }
+  for (auto [name, op] : {std::pair{"op(A)", call.op_a}, std::pair{"op(B)", call.op_b}}) {
+    if (op != Op::kN && op != Op::kT) {
+      throw InvalidArgumentError(fmt::format("{} = {} is neither N nor T", name, static_cast<int>(op)));
+    }
+  }
+  check_dimension("m", call.m);
+  check_dimension("n", call.n);
+  check_dimension("k", call.k);
+  // Stored shapes: op(A) is m x k, so A itself is k x m when transposed; likewise for B.
+  const bool ta = call.op_a == Op::kT;
+  const bool tb = call.op_b == Op::kT;
+  check_operand("A", "lda", call.order, ta ? call.k : call.m, ta ? call.m : call.k, call.a, call.lda);
+  check_operand("B", "ldb", call.order, tb ? call.n : call.k, tb ? call.k : call.n, call.b, call.ldb);
+  check_operand("C", "ldc", call.order, call.m, call.n, call.c, call.ldc);
+}
+
+KernelCall canonicalize(const GemmCall& call) {
+  validate(call);
+  KernelCall out;
+  out.alpha = call.alpha;
+  out.beta = call.beta;
+  out.c = call.c;
+  out.ldc = call.ldc;
+  KernelProblem& p = out.problem;
+  p.k = call.k;
+  if (call.order == Order::kRowMajor) {
+    // Row-major storage: op(A) = A is k-contiguous exactly when op_a == N.
+    p.m = call.m;
+    p.n = call.n;
+    p.a_trans = call.op_a == Op::kT;
+    p.b_trans = call.op_b == Op::kT;
+    out.a = call.a;
+    out.lda = call.lda;
+    out.b = call.b;
+    out.ldb = call.ldb;
+  } else {
+    // Column-major C is row-major C^T = op(B)^T op(A)^T: B becomes the left operand.
+    p.m = call.n;
+    p.n = call.m;
+    p.a_trans = call.op_b == Op::kT;
+    p.b_trans = call.op_a == Op::kT;
+    out.a = call.b;
+    out.lda = call.ldb;
+    out.b = call.a;
+    out.ldb = call.lda;
+  }
+  p.align_a = vector_alignment(out.a, out.lda);
+  p.align_b = vector_alignment(out.b, out.ldb);
+  p.align_c = vector_alignment(out.c, out.ldc);
+  return out;
+}
+
+}  // namespace gemmforge

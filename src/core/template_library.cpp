@@ -1,0 +1,134 @@
+// Loading kernel templates from the binary or from a development folder.
+#include "core/template_library.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/hash.hpp"
+#include "gemmforge/error.hpp"
+
+namespace gemmforge {
+
+namespace embedded {
+struct File {
+  const char* path;
+  const unsigned char* data;
+  std::size_t size;
+};
+extern const File kTemplates[];
+extern const std::size_t kTemplatesCount;
+}  // namespace embedded
+
+std::string Hasher::hex() const {
+  return fmt::format("{:016x}", state_);
+}
+
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+TemplateLibrary TemplateLibrary::from_files(const std::map<std::string, std::string>& files,
+                                            const std::string& origin) {
+  TemplateLibrary library;
+  library.origin_ = origin;
+  for (const auto& [path, content] : files) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (ends_with(name, ".cuh")) library.headers_[name] = content;
+    if (ends_with(name, ".cu")) library.sources_[name] = content;
+  }
+  // Headers are part of every template's identity: editing one must invalidate every cached cubin.
+  Hasher header_hash;
+  for (const auto& [name, content] : library.headers_) header_hash.add(name).add(content);
+  for (const auto& [path, content] : files) {
+    if (!ends_with(path, ".json")) continue;
+    auto entry = std::make_shared<KernelTemplate>();
+    entry->manifest = Manifest::parse(content, origin + "/" + path);
+    auto source = library.sources_.find(entry->manifest.source_file());
+    if (source == library.sources_.end()) {
+      throw InvalidArgumentError(fmt::format("{}/{}: source '{}' not found beside the manifest", origin, path,
+                                             entry->manifest.source_file()));
+    }
+    entry->source = source->second;
+    entry->hash = Hasher(header_hash).add(entry->source).add(content).hex();
+    const std::string template_name = entry->manifest.name();
+    if (!library.templates_.emplace(template_name, std::move(entry)).second) {
+      throw InvalidArgumentError(fmt::format("{}: two manifests name template '{}'", origin, template_name));
+    }
+  }
+  return library;
+}
+
+TemplateLibrary TemplateLibrary::builtin() {
+  std::map<std::string, std::string> files;
+  for (std::size_t i = 0; i < embedded::kTemplatesCount; ++i) {
+    const embedded::File& file = embedded::kTemplates[i];
+    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size);
+  }
+  return from_files(files, "built-in templates");
+}
+
+TemplateLibrary TemplateLibrary::from_directory(const std::string& folder) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(folder)) {
+    throw NotFoundError(fmt::format("template folder '{}' does not exist", folder));
+  }
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() ||
+        !(ends_with(name, ".json") || ends_with(name, ".cu") || ends_with(name, ".cuh"))) {
+      continue;
+    }
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    files[name] = text.str();
+  }
+  return from_files(files, folder);
+}
+
+const TemplateLibrary& TemplateLibrary::instance() {
+  static const TemplateLibrary library = [] {
+    if (const char* folder = std::getenv("GEMMFORGE_TEMPLATE_DIR"); folder != nullptr && *folder != '\0') {
+      return from_directory(folder);
+    }
+    return builtin();
+  }();
+  return library;
+}
+
+const KernelTemplate* TemplateLibrary::find(const std::string& name) const {
+  auto it = templates_.find(name);
+  return it == templates_.end() ? nullptr : it->second.get();
+}
+
+const KernelTemplate& TemplateLibrary::get(const std::string& name) const {
+  if (const KernelTemplate* found = find(name)) return *found;
+  std::string known;
+  for (const auto& [key, value] : templates_) known += (known.empty() ? "" : ", ") + key;
+  throw NotFoundError(fmt::format("unknown template '{}' in {}; known: {}", name, origin_, known));
+}
+
+std::vector<const KernelTemplate*> TemplateLibrary::all() const {
+  std::vector<const KernelTemplate*> out;
+  for (const auto& [name, entry] : templates_) out.push_back(entry.get());
+  return out;
+}
+
+const std::string& TemplateLibrary::support_source(const std::string& file) const {
+  auto it = sources_.find(file);
+  if (it == sources_.end())
+    throw NotFoundError(fmt::format("support source '{}' not found in {}", file, origin_));
+  return it->second;
+}
+
+}  // namespace gemmforge

@@ -1,0 +1,33 @@
+// cuBLAS calls for canonical problems.
+#include "cuda/cublas_handle.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace gemmforge::cuda {
+
+CublasHandle::~CublasHandle() {
+  if (handle_ == nullptr) return;
+  const cublasStatus_t status = cublasDestroy(handle_);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    try {
+      spdlog::warn("cublasDestroy: {}", cublas_status_name(status));
+    } catch (...) {
+    }
+  }
+}
+
+void CublasHandle::sgemm(const KernelCall& call) {
+  const KernelProblem& p = call.problem;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS sees B first.
+  // Canonical b_trans == false means B is n-contiguous, i.e. column-major op N for the n x k matrix B^T.
+  const cublasOperation_t op_first = p.b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = p.a_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GEMMFORGE_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+  GEMMFORGE_CUBLAS_CHECK(cublasSgemm(handle_, op_first, op_second, static_cast<int>(p.n),
+                                     static_cast<int>(p.m), static_cast<int>(p.k), &call.alpha,
+                                     static_cast<const float*>(call.b), static_cast<int>(call.ldb),
+                                     static_cast<const float*>(call.a), static_cast<int>(call.lda),
+                                     &call.beta, static_cast<float*>(call.c), static_cast<int>(call.ldc)));
+}
+
+}  // namespace gemmforge::cuda

@@ -1,0 +1,36 @@
+// A cuBLAS handle, the correctness reference and the speed yardstick. Move-only.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <utility>
+
+#include "core/problem.hpp"
+#include "cuda/check.hpp"
+
+namespace gemmforge::cuda {
+
+class CublasHandle {
+ public:
+  CublasHandle() { GEMMFORGE_CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~CublasHandle();
+  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  CublasHandle& operator=(CublasHandle&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+
+  cublasHandle_t get() const { return handle_; }
+  void set_stream(cudaStream_t stream) { GEMMFORGE_CUBLAS_CHECK(cublasSetStream(handle_, stream)); }
+
+  /// FP32 GEMM of a canonical (row-major) call through cublasSgemm, with strict FP32 math
+  /// (CUBLAS_DEFAULT_MATH: no TF32).
+  void sgemm(const KernelCall& call);
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace gemmforge::cuda

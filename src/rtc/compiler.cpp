@@ -1,0 +1,94 @@
+// NVRTC compilation with ptxas' resource report.
+#include "rtc/compiler.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <regex>
+
+#include "core/device_info.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/nvrtc_program.hpp"
+
+namespace gemmforge::rtc {
+
+std::string nvrtc_version() {
+  int major = 0;
+  int minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<std::string> supported_archs() {
+  int count = 0;
+  std::vector<std::string> out;
+  if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS) return out;
+  std::vector<int> archs(count);
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return out;
+  for (int cc : archs) {
+    out.push_back(fmt::format("sm_{}", cc));
+    if (cc == 90) out.push_back("sm_90a");  // architecture-specific features (wgmma, setmaxnreg)
+  }
+  return out;
+}
+
+ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kernel) {
+  ResourceUsage usage;
+  // The report for one entry starts at "Compiling entry function 'NAME'" and runs to the next entry.
+  const std::string marker = fmt::format("Compiling entry function '{}'", kernel);
+  size_t begin = log.find(marker);
+  if (begin == std::string::npos) return usage;
+  size_t end = log.find("Compiling entry function", begin + marker.size());
+  const std::string section = log.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  std::smatch match;
+  if (std::regex_search(
+          section, match,
+          std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+    usage.stack_bytes = std::stoi(match[1]);
+    usage.spill_store_bytes = std::stoi(match[2]);
+    usage.spill_load_bytes = std::stoi(match[3]);
+  }
+  if (std::regex_search(section, match, std::regex(R"(Used (\d+) registers)")))
+    usage.registers = std::stoi(match[1]);
+  if (std::regex_search(section, match, std::regex(R"(used (\d+) barriers)")))
+    usage.barriers = std::stoi(match[1]);
+  if (std::regex_search(section, match, std::regex(R"((\d+) bytes smem)")))
+    usage.static_smem_bytes = std::stoi(match[1]);
+  return usage;
+}
+
+std::vector<std::string> CompileRequest::options() const {
+  std::vector<std::string> out = {"-arch=" + normalize_arch(arch), "-std=c++17", "-default-device",
+                                  "-Xptxas=-v", "-DGEMMFORGE_RTC=1"};
+  for (const auto& [name, value] : defines) out.push_back(fmt::format("-D{}={}", name, value));
+  out.insert(out.end(), extra_options.begin(), extra_options.end());
+  return out;
+}
+
+const std::vector<char>& CompileResult::cubin_or_throw() const {
+  if (!ok) throw NvrtcError(fmt::format("compilation failed: {}\n{}", error, log), log, options);
+  return cubin;
+}
+
+CompileResult compile(const CompileRequest& request) {
+  CompileResult result;
+  result.options = request.options();
+  std::vector<std::pair<std::string, std::string>> headers(request.headers.begin(), request.headers.end());
+  const auto start = std::chrono::steady_clock::now();
+  NvrtcProgram program(request.source, request.source_name, headers);
+  const nvrtcResult status = program.compile(result.options);
+  result.log = program.log();
+  if (status == NVRTC_SUCCESS) {
+    result.cubin = program.cubin();
+    result.ok = !result.cubin.empty();
+    result.usage = parse_ptxas_report(result.log, request.kernel);
+  } else {
+    result.error =
+        fmt::format("{} compiling {} for {}", nvrtcGetErrorString(status), request.source_name, request.arch);
+  }
+  result.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace gemmforge::rtc

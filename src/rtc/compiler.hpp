@@ -1,0 +1,60 @@
+// Source + options -> NVRTC -> cubin. A failed compile is a value carrying its log and options.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gemmforge::rtc {
+
+/// "13.0".
+std::string nvrtc_version();
+/// Architectures this NVRTC can build cubins for, e.g. {"sm_75", "sm_80", ..., "sm_90", "sm_90a", ...}.
+std::vector<std::string> supported_archs();
+
+/// Resources of a compiled kernel as ptxas reports them; known without a GPU.
+struct ResourceUsage {
+  int registers = -1;  ///< -1: not reported
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+  int stack_bytes = 0;
+  int static_smem_bytes = 0;
+  int barriers = 0;
+  bool spills() const { return spill_store_bytes > 0 || spill_load_bytes > 0; }
+};
+
+/// Reads ptxas' verbose report ("Used 128 registers, ... 0 bytes spill stores ...") for one entry.
+ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kernel);
+
+struct CompileRequest {
+  std::string source;
+  std::string source_name;  ///< shown in diagnostics, e.g. "sgemm_simt.cu"
+  std::map<std::string, std::string> headers;
+  std::string arch;  ///< "sm_90", "sm_90a", ...
+  std::vector<std::pair<std::string, int64_t>> defines;
+  std::vector<std::string> extra_options;
+  std::string kernel;  ///< entry whose resource usage is read
+
+  /// The exact NVRTC option list.
+  std::vector<std::string> options() const;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::vector<char> cubin;
+  std::string log;
+  std::vector<std::string> options;
+  ResourceUsage usage;
+  double compile_ms = 0;
+  std::string error;  ///< one line when !ok, e.g. "NVRTC_ERROR_COMPILATION: 2 errors"
+
+  /// The cubin, or an NvrtcError with the log and options.
+  const std::vector<char>& cubin_or_throw() const;
+};
+
+/// Compiles for request.arch. Never throws for a compile error; throws only if NVRTC itself is unusable.
+CompileResult compile(const CompileRequest& request);
+
+}  // namespace gemmforge::rtc

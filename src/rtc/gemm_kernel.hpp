@@ -1,0 +1,49 @@
+// A compiled GEMM template config loaded on the current device, ready to launch.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/manifest.hpp"
+#include "core/problem.hpp"
+#include "core/template_library.hpp"
+#include "cuda/module.hpp"
+
+namespace gemmforge::rtc {
+
+class GemmKernel {
+ public:
+  /// Loads `cubin` (built from `kernel_template` with `config`) into the current device's context.
+  GemmKernel(const KernelTemplate& kernel_template, Config config, const std::vector<char>& cubin);
+
+  const Config& config() const { return config_; }
+  const KernelTemplate& kernel_template() const { return *template_; }
+  const cuda::Kernel& kernel() const { return kernel_; }
+
+  /// Launch geometry for a problem, from the manifest's launch rule.
+  LaunchGeometry geometry(const KernelProblem& problem) const {
+    return template_->manifest.geometry(config_, problem);
+  }
+  /// Resident blocks per SM at this geometry.
+  int occupancy_blocks(const LaunchGeometry& geometry) const;
+
+  /// Launches C = alpha op(A) op(B) + beta C. When geometry.semaphores > 0, `semaphores` must point to that
+  /// many zeroed ints that no concurrent launch uses; they are zero again when the kernel ends.
+  void launch(const KernelCall& call, const LaunchGeometry& geometry, int* semaphores,
+              cudaStream_t stream) const;
+
+ private:
+  const KernelTemplate* template_;
+  Config config_;
+  cuda::Module module_;
+  cuda::Kernel kernel_;
+  void allow_smem(int64_t bytes) const;
+
+  mutable std::atomic<int64_t> smem_allowed_{
+      0};  // dynamic shared memory already allowed; raising it is idempotent
+};
+
+}  // namespace gemmforge::rtc

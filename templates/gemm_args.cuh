@@ -1,0 +1,24 @@
+// Kernel arguments shared by every GEMM template and by the host code that launches them.
+// Plain C so it compiles unchanged under NVRTC and g++.
+#ifndef GEMMFORGE_GEMM_ARGS_CUH
+#define GEMMFORGE_GEMM_ARGS_CUH
+
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  void* c;
+  long long lda;
+  long long ldb;
+  long long ldc;
+  int m;  // rows of C (canonical row-major form)
+  int n;  // columns of C
+  int k;
+  int split_k;       // K slices, gridDim.z
+  int k_per_split;   // K extent of each slice, a multiple of the template's K granule
+  int raster_group;  // tile rows walked together, so neighbouring blocks share operands in L2
+  float alpha;
+  float beta;
+  int* semaphores;  // one per output tile when split_k > 1: zero on entry, left zero on exit
+};
+
+#endif  // GEMMFORGE_GEMM_ARGS_CUH

@@ -1,0 +1,175 @@
+// Device-side building blocks shared by the GEMM templates: asynchronous copies, tile rasterization,
+// the serial split-K protocol and predicated epilogue stores. Compiled by NVRTC only.
+#ifndef GEMMFORGE_GEMM_COMMON_CUH
+#define GEMMFORGE_GEMM_COMMON_CUH
+
+#include "gemm_args.cuh"
+
+namespace gf {
+
+__device__ __forceinline__ int imin(int a, int b) {
+  return a < b ? a : b;
+}
+__device__ __forceinline__ int imax(int a, int b) {
+  return a > b ? a : b;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Global -> shared copies (cp.async, sm_80+). `src_bytes` below the copy size zero-fills the rest, so edge
+// tiles need no separate path; with src_bytes == 0 nothing is read from `src`.
+template <int kWidth>
+__device__ __forceinline__ void cp_async(float* dst, const float* src, int src_bytes) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (kWidth == 4) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(src), "r"(src_bytes));
+  } else if constexpr (kWidth == 2) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared), "l"(src), "r"(src_bytes));
+  } else {
+    static_assert(kWidth == 1, "cp.async copies 1, 2 or 4 floats");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared), "l"(src), "r"(src_bytes));
+  }
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// Copies a kRows x kCols tile whose columns run contiguously in global memory (row r starts at
+// gmem + r * ld) into shared memory rows of kStride floats, kWidth floats per copy, kThreads cooperating.
+// Rows >= rows_valid and columns >= cols_valid are zero-filled; `fallback` is any readable address,
+// used in place of addresses outside the matrix.
+template <int kRows, int kCols, int kWidth, int kStride, int kThreads>
+__device__ __forceinline__ void copy_tile(float* smem, const float* gmem, long long ld, int rows_valid,
+                                          int cols_valid, const float* fallback) {
+  static_assert(kCols % kWidth == 0, "tile columns must be a multiple of the copy width");
+  constexpr int kChunksPerRow = kCols / kWidth;
+  constexpr int kChunks = kRows * kChunksPerRow;
+#pragma unroll
+  for (int first = 0; first < kChunks; first += kThreads) {
+    const int chunk = first + static_cast<int>(threadIdx.x);
+    if (kChunks % kThreads == 0 || chunk < kChunks) {
+      const int row = chunk / kChunksPerRow;
+      const int col = (chunk % kChunksPerRow) * kWidth;
+      const int valid = row < rows_valid ? imax(0, imin(kWidth, cols_valid - col)) : 0;
+      const float* src = valid > 0 ? gmem + row * ld + col : fallback;
+      cp_async<kWidth>(smem + row * kStride + col, src, valid * 4);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Tile rasterization: consecutive blocks walk `group` tile rows down one tile column before moving right,
+// so the A rows and B columns they read stay in L2.
+__device__ __forceinline__ void tile_coordinates(int tiles_m, int tiles_n, int group, int& tile_m,
+                                                 int& tile_n) {
+  const int pid = static_cast<int>(blockIdx.x);
+  const int per_group = group * tiles_n;
+  const int first_m = (pid / per_group) * group;
+  const int rows = imin(tiles_m - first_m, group);
+  tile_m = first_m + (pid % per_group) % rows;
+  tile_n = (pid % per_group) / rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Serial split-K: slice s of a tile waits until the tile's semaphore reads s, adds its partial sum into C,
+// then hands over to s + 1; the last slice resets the semaphore to 0. Launches whose slices are numbered
+// by blockIdx.z start lower slices first, so a waiting block never waits on one that cannot run.
+__device__ __forceinline__ void semaphore_wait(int* semaphore, int value) {
+  if (threadIdx.x == 0) {
+    int seen;
+    do {
+      asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(semaphore) : "memory");
+    } while (seen != value);
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void semaphore_release(int* semaphore, int value) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("st.global.release.gpu.b32 [%0], %1;\n" ::"l"(semaphore), "r"(value) : "memory");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Epilogue: C = alpha * acc + beta * C for a run of 4 consecutive columns starting at column n of row
+// `row`. `accumulate` (later K slices) adds to what earlier slices stored instead, reading C from L2.
+// beta == 0 never reads C, so NaN or garbage in C cannot leak into the result.
+template <int kWidth>
+__device__ __forceinline__ void store_run4(float* row, int n, int n_valid, const float (&acc)[4], float alpha,
+                                           float beta, bool accumulate) {
+  if (n + 3 < n_valid) {
+#pragma unroll
+    for (int v = 0; v < 4; v += kWidth) {
+      float* dst = row + n + v;
+      if constexpr (kWidth == 4) {
+        float4 out = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+        if (accumulate) {
+          const float4 old = __ldcg(reinterpret_cast<const float4*>(dst));
+          out.x += old.x, out.y += old.y, out.z += old.z, out.w += old.w;
+        } else if (beta != 0.0f) {
+          const float4 old = *reinterpret_cast<const float4*>(dst);
+          out.x += beta * old.x, out.y += beta * old.y, out.z += beta * old.z, out.w += beta * old.w;
+        }
+        *reinterpret_cast<float4*>(dst) = out;
+      } else if constexpr (kWidth == 2) {
+        float2 out = make_float2(alpha * acc[v], alpha * acc[v + 1]);
+        if (accumulate) {
+          const float2 old = __ldcg(reinterpret_cast<const float2*>(dst));
+          out.x += old.x, out.y += old.y;
+        } else if (beta != 0.0f) {
+          const float2 old = *reinterpret_cast<const float2*>(dst);
+          out.x += beta * old.x, out.y += beta * old.y;
+        }
+        *reinterpret_cast<float2*>(dst) = out;
+      } else {
+        float out = alpha * acc[v];
+        if (accumulate)
+          out += __ldcg(dst);
+        else if (beta != 0.0f)
+          out += beta * *dst;
+        *dst = out;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      if (n + v < n_valid) {
+        float* dst = row + n + v;
+        float out = alpha * acc[v];
+        if (accumulate)
+          out += __ldcg(dst);
+        else if (beta != 0.0f)
+          out += beta * *dst;
+        *dst = out;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void store_one(float* dst, float value, float alpha, float beta, bool accumulate) {
+  float out = alpha * value;
+  if (accumulate)
+    out += __ldcg(dst);
+  else if (beta != 0.0f)
+    out += beta * *dst;
+  *dst = out;
+}
+
+// Traps if the launch gave less dynamic shared memory than the kernel's layout needs: a manifest whose
+// formula disagrees with the template fails loudly instead of corrupting memory.
+__device__ __forceinline__ void require_dynamic_smem(unsigned bytes) {
+  unsigned given;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
+  if (given < bytes) __trap();
+}
+
+}  // namespace gf
+
+#endif  // GEMMFORGE_GEMM_COMMON_CUH

@@ -1,0 +1,81 @@
+// Parsing of shapes, layouts and devices for the gemmforge tool.
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include "cuda/device.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/compiler.hpp"
+
+namespace gemmforge::cli {
+
+void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k) {
+  std::string spaced = text;
+  for (char& c : spaced) {
+    if (c == 'x' || c == 'X' || c == ',') c = ' ';
+  }
+  std::istringstream in(spaced);
+  std::string rest;
+  if (!(in >> m >> n >> k) || (in >> rest) || m < 0 || n < 0 || k < 0) {
+    throw InvalidArgumentError(
+        fmt::format("shape '{}' must be MxNxK with non-negative integers, e.g. 4096x4096x4096", text));
+  }
+}
+
+std::vector<std::array<int64_t, 3>> read_shapes(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgumentError(fmt::format("cannot read shape file '{}'", path));
+  std::vector<std::array<int64_t, 3>> shapes;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::array<int64_t, 3> shape{};
+    try {
+      parse_shape(line, shape[0], shape[1], shape[2]);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(fmt::format("{}:{}: {}", path, number, e.what()));
+    }
+    shapes.push_back(shape);
+  }
+  if (shapes.empty()) throw InvalidArgumentError(fmt::format("shape file '{}' lists no shapes", path));
+  return shapes;
+}
+
+KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
+                           const std::string& order, Dtype dtype) {
+  bool ta = false;
+  bool tb = false;
+  parse_layout(layout, ta, tb);
+  KernelProblem p;
+  p.dtype = dtype;
+  if (parse_order(order) == Order::kRowMajor) {
+    p.m = m, p.n = n, p.a_trans = ta, p.b_trans = tb;
+  } else {
+    p.m = n, p.n = m, p.a_trans = tb, p.b_trans = ta;
+  }
+  p.k = k;
+  // Leading dimensions equal to the matrix extents: aligned when the contiguous extent allows it.
+  auto align = [](int64_t contiguous) { return contiguous % 4 == 0 ? 4 : contiguous % 2 == 0 ? 2 : 1; };
+  p.align_a = align(p.a_trans ? p.m : p.k);
+  p.align_b = align(p.b_trans ? p.k : p.n);
+  p.align_c = align(p.n);
+  return p;
+}
+
+DeviceInfo resolve_device(const std::string& spec, const std::string& arch) {
+  if (!arch.empty()) {
+    DeviceInfo device = DeviceInfo::nominal(arch);
+    device.nvrtc_version = rtc::nvrtc_version();
+    return device;
+  }
+  DeviceInfo device = cuda::query_device(cuda::find_device(spec));
+  device.nvrtc_version = rtc::nvrtc_version();
+  return device;
+}
+
+}  // namespace gemmforge::cli

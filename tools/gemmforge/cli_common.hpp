@@ -1,0 +1,36 @@
+// Helpers shared by the subcommands of the gemmforge tool.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+
+namespace gemmforge::cli {
+
+/// A subcommand: the CLI11 node holding its options, and what runs when it is chosen.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// Parses "4096x4096x4096" (also "4096 4096 4096") into m, n, k; throws InvalidArgumentError.
+void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
+
+/// Reads a shape file: one "M N K" per line, '#' starts a comment. Throws InvalidArgumentError naming the
+/// line.
+std::vector<std::array<int64_t, 3>> read_shapes(const std::string& path);
+
+/// Canonical problem of a row- or column-major call with the given layout ("nn", "nt", ...) and aligned data.
+KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
+                           const std::string& order, Dtype dtype = Dtype::kF32);
+
+/// The device to work on: the GPU named by `spec` when one is present, else nominal limits of `arch`
+/// (an empty arch then means the GPU is required, and a missing GPU is an error).
+DeviceInfo resolve_device(const std::string& spec, const std::string& arch);
+
+}  // namespace gemmforge::cli
