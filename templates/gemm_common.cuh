@@ -62,6 +62,27 @@ __device__ __forceinline__ void copy_tile(float* smem, const float* gmem, long l
   }
 }
 
+// Copies the same tile transposed: element (row, col) lands at smem[col * kStride + row], one 4-byte
+// cp.async each. Lanes take 8 consecutive columns of 4 rows, so a warp reads four 32-byte sectors and,
+// with kStride = 4 (mod 32) or 20 (mod 32), writes 32 distinct banks.
+template <int kRows, int kCols, int kStride, int kThreads>
+__device__ __forceinline__ void copy_tile_transposed(float* smem, const float* gmem, long long ld,
+                                                     int rows_valid, int cols_valid, const float* fallback) {
+  static_assert(kCols % 8 == 0, "transposed copies walk columns in groups of 8");
+  constexpr int kElements = kRows * kCols;
+#pragma unroll
+  for (int first = 0; first < kElements; first += kThreads) {
+    const int e = first + static_cast<int>(threadIdx.x);
+    if (kElements % kThreads == 0 || e < kElements) {
+      const int rest = e / 8;
+      const int row = rest % kRows;
+      const int col = (rest / kRows) * 8 + e % 8;
+      const bool valid = row < rows_valid && col < cols_valid;
+      cp_async<1>(smem + col * kStride + row, valid ? gmem + row * ld + col : fallback, valid ? 4 : 0);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Tile rasterization: consecutive blocks walk `group` tile rows down one tile column before moving right,
 // so the A rows and B columns they read stay in L2.
@@ -98,68 +119,60 @@ __device__ __forceinline__ void semaphore_release(int* semaphore, int value) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Epilogue: C = alpha * acc + beta * C for a run of 4 consecutive columns starting at column n of row
-// `row`. `accumulate` (later K slices) adds to what earlier slices stored instead, reading C from L2.
-// beta == 0 never reads C, so NaN or garbage in C cannot leak into the result.
+// Epilogue: C = alpha * acc + beta * C for a run of kLen consecutive columns starting at column n of
+// `row`, stored kWidth floats at a time when the run lies inside the matrix. `accumulate` (later K slices)
+// adds to what earlier slices stored instead, reading C from L2. beta == 0 never reads C, so NaN or
+// garbage in C cannot leak into the result.
 template <int kWidth>
-__device__ __forceinline__ void store_run4(float* row, int n, int n_valid, const float (&acc)[4], float alpha,
-                                           float beta, bool accumulate) {
-  if (n + 3 < n_valid) {
-#pragma unroll
-    for (int v = 0; v < 4; v += kWidth) {
-      float* dst = row + n + v;
-      if constexpr (kWidth == 4) {
-        float4 out = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
-        if (accumulate) {
-          const float4 old = __ldcg(reinterpret_cast<const float4*>(dst));
-          out.x += old.x, out.y += old.y, out.z += old.z, out.w += old.w;
-        } else if (beta != 0.0f) {
-          const float4 old = *reinterpret_cast<const float4*>(dst);
-          out.x += beta * old.x, out.y += beta * old.y, out.z += beta * old.z, out.w += beta * old.w;
-        }
-        *reinterpret_cast<float4*>(dst) = out;
-      } else if constexpr (kWidth == 2) {
-        float2 out = make_float2(alpha * acc[v], alpha * acc[v + 1]);
-        if (accumulate) {
-          const float2 old = __ldcg(reinterpret_cast<const float2*>(dst));
-          out.x += old.x, out.y += old.y;
-        } else if (beta != 0.0f) {
-          const float2 old = *reinterpret_cast<const float2*>(dst);
-          out.x += beta * old.x, out.y += beta * old.y;
-        }
-        *reinterpret_cast<float2*>(dst) = out;
-      } else {
-        float out = alpha * acc[v];
-        if (accumulate)
-          out += __ldcg(dst);
-        else if (beta != 0.0f)
-          out += beta * *dst;
-        *dst = out;
-      }
+__device__ __forceinline__ void store_vector(float* dst, const float* acc, float alpha, float beta,
+                                             bool accumulate) {
+  if constexpr (kWidth == 4) {
+    float4 out = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+    if (accumulate) {
+      const float4 old = __ldcg(reinterpret_cast<const float4*>(dst));
+      out.x += old.x, out.y += old.y, out.z += old.z, out.w += old.w;
+    } else if (beta != 0.0f) {
+      const float4 old = *reinterpret_cast<const float4*>(dst);
+      out.x += beta * old.x, out.y += beta * old.y, out.z += beta * old.z, out.w += beta * old.w;
     }
+    *reinterpret_cast<float4*>(dst) = out;
+  } else if constexpr (kWidth == 2) {
+    float2 out = make_float2(alpha * acc[0], alpha * acc[1]);
+    if (accumulate) {
+      const float2 old = __ldcg(reinterpret_cast<const float2*>(dst));
+      out.x += old.x, out.y += old.y;
+    } else if (beta != 0.0f) {
+      const float2 old = *reinterpret_cast<const float2*>(dst);
+      out.x += beta * old.x, out.y += beta * old.y;
+    }
+    *reinterpret_cast<float2*>(dst) = out;
+  } else {
+    float out = alpha * acc[0];
+    if (accumulate)
+      out += __ldcg(dst);
+    else if (beta != 0.0f)
+      out += beta * *dst;
+    *dst = out;
+  }
+}
+
+template <int kLen, int kWidth>
+__device__ __forceinline__ void store_run(float* row, int n, int n_valid, const float (&acc)[kLen],
+                                          float alpha, float beta, bool accumulate) {
+  constexpr int kStep = kWidth < kLen ? kWidth : kLen;
+  if (n + kLen - 1 < n_valid) {
+#pragma unroll
+    for (int v = 0; v < kLen; v += kStep) store_vector<kStep>(row + n + v, acc + v, alpha, beta, accumulate);
   } else {
 #pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      if (n + v < n_valid) {
-        float* dst = row + n + v;
-        float out = alpha * acc[v];
-        if (accumulate)
-          out += __ldcg(dst);
-        else if (beta != 0.0f)
-          out += beta * *dst;
-        *dst = out;
-      }
+    for (int v = 0; v < kLen; ++v) {
+      if (n + v < n_valid) store_vector<1>(row + n + v, acc + v, alpha, beta, accumulate);
     }
   }
 }
 
 __device__ __forceinline__ void store_one(float* dst, float value, float alpha, float beta, bool accumulate) {
-  float out = alpha * value;
-  if (accumulate)
-    out += __ldcg(dst);
-  else if (beta != 0.0f)
-    out += beta * *dst;
-  *dst = out;
+  store_vector<1>(dst, &value, alpha, beta, accumulate);
 }
 
 // Traps if the launch gave less dynamic shared memory than the kernel's layout needs: a manifest whose

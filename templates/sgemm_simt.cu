@@ -7,7 +7,7 @@
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) || !defined(TM) ||          \
     !defined(TN) || !defined(STAGES) || !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) ||             \
     !defined(PAD_A) || !defined(PAD_B) || !defined(UNROLL_K) || !defined(MIN_BLOCKS) || !defined(A_TRANS) || \
-    !defined(B_TRANS)
+    !defined(B_TRANS) || !defined(XPOSE_A) || !defined(XPOSE_B)
 #error "sgemm_simt.cu needs every parameter of sgemm_simt.json as a -D definition"
 #endif
 
@@ -22,14 +22,16 @@ static_assert(kLanesM * kLanesN == 32, "a warp's 32 lanes must tile its warp til
 static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "fragments are read as 4-float vectors");
 static_assert(STAGES >= 2, "the pipeline needs at least two stages");
 
-// Shared-memory layout. An operand whose contiguous global dimension is K stays K-contiguous in shared
-// memory ([rows][BK + PAD]); otherwise it is stored [BK][rows + PAD]. Copies are thus always straight
-// vector copies, and fragments are always read as 128-bit vectors: four k-steps of one row in the first
-// layout, four rows of one k-step in the second. The manifest pads K-contiguous rows by 4 floats so the
-// rows that a warp's lanes read start in different banks; the other layout reads consecutive vectors
-// and needs no padding.
-constexpr bool kAKMajor = !A_TRANS;  // A(i, p) at i * lda + p
-constexpr bool kBKMajor = B_TRANS;   // B(p, j) at j * ldb + p
+// Shared-memory layout. An operand whose contiguous global dimension is M (or N) is stored [BK][rows + PAD]
+// by straight vector copies. One whose contiguous dimension is K is either kept K-contiguous
+// ([rows][BK + PAD], vector copies; fragments then hold four k-steps per row) or, with XPOSE_*, transposed
+// on the way in by 4-byte copies so its fragments are read along M (or N) one k-step at a time, which
+// needs a quarter of the fragment registers. Fragments are always read as 128-bit vectors. The manifest
+// pads K-contiguous and transposed rows by 4 floats, spreading the rows a warp touches over the banks.
+constexpr bool kAXpose = XPOSE_A && !A_TRANS;
+constexpr bool kBXpose = XPOSE_B && B_TRANS;
+constexpr bool kAKMajor = !A_TRANS && !kAXpose;  // A(i, p) at i * lda + p, kept so
+constexpr bool kBKMajor = B_TRANS && !kBXpose;   // B(p, j) at j * ldb + p, kept so
 constexpr int kAStride = kAKMajor ? BK + PAD_A : BM + PAD_A;
 constexpr int kBStride = kBKMajor ? BK + PAD_B : BN + PAD_B;
 constexpr int kATile = kAKMajor ? BM * kAStride : BK * kAStride;
@@ -99,14 +101,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
     const int k0 = k_begin + k_tile * BK;
     float* a_tile = smem + stage * kStage;
     float* b_tile = a_tile + kATile;
-    if constexpr (kAKMajor) {
+    if constexpr (kAXpose) {
+      gf::copy_tile_transposed<BM, BK, kAStride, kThreads>(a_tile, A + m0 * args.lda + k0, args.lda, M - m0,
+                                                           k_end - k0, A);
+    } else if constexpr (kAKMajor) {
       gf::copy_tile<BM, BK, VEC_A, kAStride, kThreads>(a_tile, A + m0 * args.lda + k0, args.lda, M - m0,
                                                        k_end - k0, A);
     } else {
       gf::copy_tile<BK, BM, VEC_A, kAStride, kThreads>(a_tile, A + k0 * args.lda + m0, args.lda, k_end - k0,
                                                        M - m0, A);
     }
-    if constexpr (kBKMajor) {
+    if constexpr (kBXpose) {
+      gf::copy_tile_transposed<BN, BK, kBStride, kThreads>(b_tile, B + n0 * args.ldb + k0, args.ldb, N - n0,
+                                                           k_end - k0, B);
+    } else if constexpr (kBKMajor) {
       gf::copy_tile<BN, BK, VEC_B, kBStride, kThreads>(b_tile, B + n0 * args.ldb + k0, args.ldb, N - n0,
                                                        k_end - k0, B);
     } else {
@@ -179,8 +187,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
 #pragma unroll
       for (int g = 0; g < TN / 4; ++g) {
         const float run[4] = {acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]};
-        gf::store_run4<VEC_C>(c_row, n0 + b_col(warp_n, lane_n, 4 * g), N, run, args.alpha, args.beta,
-                              accumulate);
+        gf::store_run<4, VEC_C>(c_row, n0 + b_col(warp_n, lane_n, 4 * g), N, run, args.alpha, args.beta,
+                                accumulate);
       }
     } else {
 #pragma unroll

@@ -29,13 +29,15 @@ namespace {
 class Enumerator {
  public:
   Enumerator(const Manifest& manifest, const DeviceInfo& device, const KernelProblem& problem,
-             std::vector<std::vector<uint8_t>> allowed)
+             std::vector<std::vector<uint8_t>> allowed, bool prune)
       : manifest_(manifest),
         allowed_(std::move(allowed)),
         symbols_(manifest.symbol_count(), 0),
         choice_(manifest.parameters().size(), 0) {
     for (const Constraint& c : manifest.constraints()) rules_.push_back(&c);
-    for (const Constraint& c : manifest.pruning()) rules_.push_back(&c);
+    if (prune) {
+      for (const Constraint& c : manifest.pruning()) rules_.push_back(&c);
+    }
     rejected_.assign(rules_.size(), 0);
     manifest.bind_context(symbols_.data(), &device, &problem);
     const int parameters = static_cast<int>(manifest.parameters().size());
@@ -103,7 +105,7 @@ class Enumerator {
 }  // namespace
 
 Space Space::build(const KernelTemplate& kernel_template, const DeviceInfo& device,
-                   const KernelProblem& problem, const Pins& pins) {
+                   const KernelProblem& problem, const Pins& pins, bool prune) {
   const Manifest& manifest = kernel_template.manifest;
   for (const auto& [name, value] : pins) {
     if (manifest.find_parameter(name) == nullptr) {
@@ -131,7 +133,7 @@ Space Space::build(const KernelTemplate& kernel_template, const DeviceInfo& devi
     space.total_ *= static_cast<double>(indices.size());
     allowed.push_back(std::move(indices));
   }
-  Enumerator enumerator(manifest, device, problem, std::move(allowed));
+  Enumerator enumerator(manifest, device, problem, std::move(allowed), prune);
   enumerator.run(space.indices_);
   for (size_t i = 0; i < enumerator.rules().size(); ++i) {
     if (enumerator.rejected()[i] > 0) {

@@ -25,8 +25,9 @@ class Space {
   /// Enumerates the template's configs valid for `problem` on `device` that its pruning rules keep,
   /// abandoning a partial config as soon as a rule over the parameters chosen so far fails. Throws
   /// InvalidArgumentError for a pin the manifest does not know or whose value lies outside the domain.
+  /// With `prune` false, only validity constraints apply (every config that can run correctly).
   static Space build(const KernelTemplate& kernel_template, const DeviceInfo& device,
-                     const KernelProblem& problem, const Pins& pins = {});
+                     const KernelProblem& problem, const Pins& pins = {}, bool prune = true);
 
   const KernelTemplate& kernel_template() const { return *template_; }
   size_t size() const { return parameters_ == 0 ? 0 : indices_.size() / parameters_; }

@@ -11,6 +11,7 @@
 namespace gemmforge::cli {
 Command register_compile(CLI::App& app);
 Command register_devices(CLI::App& app);
+Command register_measure(CLI::App& app);
 Command register_space(CLI::App& app);
 }  // namespace gemmforge::cli
 
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 
   const std::vector<cli::Command> commands = {cli::register_devices(app), cli::register_space(app),
-                                              cli::register_compile(app)};
+                                              cli::register_compile(app), cli::register_measure(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds here and runs on a GPU machine that lacks the development packages.
+#   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
+#   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure)
+# The binaries link SQLiteCpp statically and spdlog/fmt header-only; at run time they need only
+# libsqlite3.so.0, the CUDA 13 runtime libraries (cuBLAS, NVRTC) and the driver.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+shift || true
+
+case "$mode" in
+  stage)
+    "$here/scripts/build.sh"
+    rm -rf "$here/.gpu" && mkdir -p "$here/.gpu/bin"
+    cp "$here/build/bin/gemmforge" "$here/build/tests/gpu/gemmforge_gpu_tests" "$here/.gpu/bin/"
+    [ -x "$here/build/bin/gemmforge_worker" ] && cp "$here/build/bin/gemmforge_worker" "$here/.gpu/bin/"
+    strip "$here/.gpu/bin/"* 2>/dev/null || true
+    du -sh "$here/.gpu"
+    ;;
+  run)
+    steps=${*:-info tests sanitize measure}
+    export PATH="$here/.gpu/bin:$PATH"
+    for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-13.0/lib64; do
+      [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"
+    done
+    out=${OUT:-/tmp/gemmforge-out}
+    mkdir -p "$out"
+    summary="$out/summary.txt"
+    : > "$summary"
+    for step in $steps; do
+      case "$step" in
+        info)
+          nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv || true
+          gemmforge devices
+          ;;
+        tests)
+          set +e
+          gemmforge_gpu_tests --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}" 2>&1 | tee "$out/gpu-tests.log" | tail -40
+          echo "gpu tests: exit ${PIPESTATUS[0]}" >> "$summary"
+          set -e
+          ;;
+        sanitize)
+          set +e
+          compute-sanitizer --tool memcheck --error-exitcode 9 gemmforge_gpu_tests \
+            --gtest_filter="*EdgeShapesForSanitizer*" > "$out/memcheck.log" 2>&1
+          echo "memcheck on edge shapes: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean summaries)" >> "$summary"
+          tail -5 "$out/memcheck.log"
+          set -e
+          ;;
+        measure)
+          # Seeds and a random sample of each template's space, on the shapes given in MEASURE_SHAPES.
+          for shape in ${MEASURE_SHAPES:-4096x4096x4096 2048x2048x2048 4103x4105x4104 16x4096x4096}; do
+            for t in ${MEASURE_TEMPLATES:-sgemm_simt sgemm_tf32x3}; do
+              gemmforge measure --template "$t" --shape "$shape" --seeds --sample "${MEASURE_SAMPLE:-24}" 2>&1 |
+                tee -a "$out/measure.log"
+            done
+          done
+          ;;
+        sass)
+          # Instruction mix of the first seed's cubin, to see what competes with the FFMAs.
+          gemmforge compile --seed 0 --arch "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d . | sed 's/^/sm_/')" \
+            --shape 4096x4096x4096 -o "$out/seed0.cubin" > /dev/null
+          cuobjdump -sass "$out/seed0.cubin" > "$out/seed0.sass"
+          grep -oE '^\s+/\*[0-9a-f]+\*/\s+[A-Z][A-Z0-9_.]+' "$out/seed0.sass" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
+          ;;
+        *) echo "unknown step '$step'" >&2; exit 2 ;;
+      esac
+    done
+    echo "=== summary"; cat "$summary"
+    ;;
+  *)
+    sed -n '2,6p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,112 @@
+// Compiling and launching the utility kernels.
+#include "rtc/utility_kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/template_library.hpp"
+#include "cuda/check.hpp"
+#include "rtc/compiler.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+constexpr int kBlock = 256;
+
+std::vector<char> build_utilities() {
+  int ordinal = 0;
+  GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
+  int major = 0;
+  int minor = 0;
+  GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+  GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal));
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  CompileRequest request;
+  request.source = library.support_source("util.cu");
+  request.source_name = "util.cu";
+  request.headers = library.headers();
+  request.arch = "sm_" + std::to_string(major * 10 + minor);
+  return compile(request).cubin_or_throw();
+}
+
+}  // namespace
+
+UtilityKernels::UtilityKernels()
+    : module_(build_utilities()),
+      fill_uniform_(module_.kernel("gf_fill_uniform")),
+      fill_bits_(module_.kernel("gf_fill_bits")),
+      compare_(module_.kernel("gf_compare")),
+      changed_padding_(module_.kernel("gf_count_changed_padding")),
+      scale_(module_.kernel("gf_scale")),
+      scratch_(4 * sizeof(uint64_t)) {
+  int ordinal = 0;
+  int sms = 0;
+  GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
+  GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  grid_ = sms * 4;
+}
+
+void UtilityKernels::fill_uniform(float* data, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
+                                  float lo, float hi, cudaStream_t stream) const {
+  if (rows <= 0 || cols <= 0) return;
+  long long r = rows, c = cols, l = ld;
+  unsigned long long s = seed;
+  void* args[] = {&data, &r, &c, &l, &s, &lo, &hi};
+  fill_uniform_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+void UtilityKernels::fill_bits(void* data, int64_t count, uint32_t bits, cudaStream_t stream) const {
+  if (count <= 0) return;
+  long long n = count;
+  unsigned b = bits;
+  void* args[] = {&data, &n, &b};
+  fill_bits_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+Comparison UtilityKernels::compare(const float* c, int64_t ldc, const float* ref, int64_t ldr, int64_t rows,
+                                   int64_t cols, cudaStream_t stream) const {
+  Comparison out;
+  if (rows <= 0 || cols <= 0) return out;
+  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, scratch_.bytes(), stream));
+  double* sums = scratch_.as<double>();
+  auto* counts = reinterpret_cast<unsigned long long*>(sums + 2);
+  long long lc = ldc, lr = ldr, r = rows, n = cols;
+  void* args[] = {&c, &lc, &ref, &lr, &r, &n, &sums, &counts};
+  compare_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+  uint64_t host[4] = {};
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(host, scratch_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double diff2 = 0;
+  double ref2 = 0;
+  std::memcpy(&diff2, &host[0], sizeof(double));
+  std::memcpy(&ref2, &host[1], sizeof(double));
+  out.nonfinite = host[2];
+  out.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (std::isnan(out.rel_error)) out.rel_error = INFINITY;
+  return out;
+}
+
+uint64_t UtilityKernels::changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld,
+                                         uint32_t bits, cudaStream_t stream) const {
+  if (rows <= 0 || ld <= cols) return 0;
+  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, sizeof(uint64_t), stream));
+  auto* changed = scratch_.as<unsigned long long>();
+  long long r = rows, c = cols, l = ld;
+  unsigned b = bits;
+  void* args[] = {&data, &r, &c, &l, &b, &changed};
+  changed_padding_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+  uint64_t host = 0;
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(&host, changed, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+void UtilityKernels::scale(float* c, int64_t rows, int64_t cols, int64_t ldc, float beta,
+                           cudaStream_t stream) const {
+  if (rows <= 0 || cols <= 0) return;
+  long long r = rows, n = cols, l = ldc;
+  void* args[] = {&c, &r, &n, &l, &beta};
+  scale_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+}  // namespace gemmforge::rtc

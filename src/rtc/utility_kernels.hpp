@@ -1,0 +1,48 @@
+// The utility kernels of templates/util.cu, compiled once per process and device and loaded on demand.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/device_buffer.hpp"
+#include "cuda/module.hpp"
+
+namespace gemmforge::rtc {
+
+/// Relative Frobenius error ||C - ref|| / ||ref|| and the count of non-finite elements of C.
+struct Comparison {
+  double rel_error = 0;
+  uint64_t nonfinite = 0;
+  bool passes(double bound) const { return nonfinite == 0 && rel_error <= bound; }
+};
+
+class UtilityKernels {
+ public:
+  /// Compiles util.cu for the current device (NVRTC) and loads it; throws NvrtcError or CudaError.
+  UtilityKernels();
+
+  /// Uniform values in [lo, hi) over a rows x cols matrix with row stride ld.
+  void fill_uniform(float* data, int64_t rows, int64_t cols, int64_t ld, uint64_t seed, float lo, float hi,
+                    cudaStream_t stream) const;
+  /// `count` floats set to the bit pattern `bits` (kPoison: a quiet NaN).
+  void fill_bits(void* data, int64_t count, uint32_t bits, cudaStream_t stream) const;
+  /// Compares rows x cols of C against a reference; synchronizes the stream.
+  Comparison compare(const float* c, int64_t ldc, const float* ref, int64_t ldr, int64_t rows, int64_t cols,
+                     cudaStream_t stream) const;
+  /// Elements in the padding columns [cols, ld) that no longer hold `bits`; synchronizes the stream.
+  uint64_t changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld, uint32_t bits,
+                           cudaStream_t stream) const;
+  /// C = beta * C; beta == 0 writes zeros without reading C.
+  void scale(float* c, int64_t rows, int64_t cols, int64_t ldc, float beta, cudaStream_t stream) const;
+
+  static constexpr uint32_t kPoison = 0x7fc0dead;  // a quiet NaN that no computation produces
+
+ private:
+  cuda::Module module_;
+  cuda::Kernel fill_uniform_, fill_bits_, compare_, changed_padding_, scale_;
+  cuda::DeviceBuffer scratch_;  // reduction results: two doubles, two counters
+  int grid_ = 0;                // blocks for grid-stride loops: a few per SM
+};
+
+}  // namespace gemmforge::rtc

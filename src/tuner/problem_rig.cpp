@@ -1,0 +1,165 @@
+// Verification and timing of candidate kernels for one problem.
+#include "tuner/problem_rig.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cuda/check.hpp"
+#include "gemmforge/error.hpp"
+
+namespace gemmforge::tuner {
+
+const char* to_string(Outcome outcome) noexcept {
+  switch (outcome) {
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kWrongResult:
+      return "wrong_result";
+    case Outcome::kCompileError:
+      return "compile_error";
+    case Outcome::kLaunchError:
+      return "launch_error";
+    case Outcome::kCrashed:
+      return "crashed";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kSpills:
+      return "spills";
+    case Outcome::kInvalid:
+      return "invalid";
+  }
+  return "unknown";
+}
+
+int64_t leading_dimension_for(int64_t extent, int align) {
+  int64_t ld = std::max<int64_t>(extent, 1);
+  ld = (ld + align - 1) / align * align;
+  // A multiple of twice the alignment would put the problem in a wider class than asked for.
+  if (align < 4 && ld % (2 * align) == 0) ld += align;
+  return ld;
+}
+
+ProblemRig::ProblemRig(const KernelProblem& problem, const DeviceInfo& device, uint64_t seed)
+    : problem_(problem), device_(device) {
+  cublas_.set_stream(stream_.get());
+  const KernelProblem& p = problem_;
+  // Canonical row-major storage: A is m x k (k-contiguous) or k x m (m-contiguous); likewise B.
+  lda_ = leading_dimension_for(p.a_trans ? p.m : p.k, p.align_a);
+  ldb_ = leading_dimension_for(p.b_trans ? p.k : p.n, p.align_b);
+  ldc_ = leading_dimension_for(p.n, p.align_c);
+  a_lines_ = p.a_trans ? p.k : p.m;
+  b_lines_ = p.b_trans ? p.n : p.k;
+  const size_t a_bytes = std::max<int64_t>(1, a_lines_ * lda_) * sizeof(float);
+  const size_t b_bytes = std::max<int64_t>(1, b_lines_ * ldb_) * sizeof(float);
+  const size_t c_bytes = std::max<int64_t>(1, p.m * ldc_) * sizeof(float);
+  a_ = cuda::DeviceBuffer(a_bytes);
+  b_ = cuda::DeviceBuffer(b_bytes);
+  c_ = cuda::DeviceBuffer(c_bytes);
+  c0_ = cuda::DeviceBuffer(c_bytes);
+  ref0_ = cuda::DeviceBuffer(c_bytes);
+  ref1_ = cuda::DeviceBuffer(c_bytes);
+  cudaStream_t s = stream_.get();
+  utilities_.fill_uniform(a_.as<float>(), 1, a_bytes / sizeof(float), 0, seed * 4 + 1, -1.0f, 1.0f, s);
+  utilities_.fill_uniform(b_.as<float>(), 1, b_bytes / sizeof(float), 0, seed * 4 + 2, -1.0f, 1.0f, s);
+  utilities_.fill_uniform(c0_.as<float>(), 1, c_bytes / sizeof(float), 0, seed * 4 + 3, -1.0f, 1.0f, s);
+  // ref0 = alpha AB; ref1 = alpha AB + beta C0.
+  KernelCall reference = call(0.0f);
+  reference.c = ref0_.data();
+  cublas_.sgemm(reference);
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(ref1_.data(), c0_.data(), c_bytes, cudaMemcpyDeviceToDevice, s));
+  reference = call(kBeta);
+  reference.c = ref1_.data();
+  cublas_.sgemm(reference);
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+KernelCall ProblemRig::call(float beta) const {
+  KernelCall call;
+  call.problem = problem_;
+  call.a = a_.data();
+  call.lda = lda_;
+  call.b = b_.data();
+  call.ldb = ldb_;
+  call.c = c_.data();
+  call.ldc = ldc_;
+  call.alpha = kAlpha;
+  call.beta = beta;
+  return call;
+}
+
+Timing ProblemRig::time_cublas(const TimingOptions& options) {
+  const KernelCall c = call(0.0f);
+  return time_launches([&](cudaStream_t) { cublas_.sgemm(c); }, stream_.get(), options, flusher_);
+}
+
+void ProblemRig::launch(const rtc::GemmKernel& kernel, const LaunchGeometry& geometry,
+                        const KernelCall& call) {
+  if (geometry.semaphores > 0) {
+    const size_t bytes = static_cast<size_t>(geometry.semaphores) * sizeof(int);
+    if (semaphores_.bytes() < bytes) {
+      GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+      semaphores_ = cuda::DeviceBuffer(bytes);
+      GEMMFORGE_CUDA_CHECK(cudaMemset(semaphores_.data(), 0, bytes));
+    }
+  }
+  kernel.launch(call, geometry, semaphores_.as<int>(), stream_.get());
+}
+
+void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, Measurement& out) const {
+  const cuda::KernelAttributes attributes = kernel.kernel().attributes();
+  const LaunchGeometry geometry = kernel.geometry(problem_);
+  out.registers = attributes.registers;
+  out.local_bytes = attributes.local_bytes;
+  out.smem_bytes = geometry.smem_bytes;
+  out.threads = geometry.threads;
+  out.occupancy_blocks = kernel.occupancy_blocks(geometry);
+  const int warps_per_block = static_cast<int>((geometry.threads + 31) / 32);
+  out.occupancy_pct =
+      100.0 * out.occupancy_blocks * warps_per_block * 32 / std::max(1, device_.max_threads_per_sm);
+}
+
+Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const TimingOptions& options,
+                                 double error_bound) {
+  Measurement out;
+  describe_resources(kernel, out);
+  if (out.occupancy_blocks == 0) {
+    out.outcome = Outcome::kLaunchError;
+    out.reason = "no block fits an SM (registers or shared memory)";
+    return out;
+  }
+  const LaunchGeometry geometry = kernel.geometry(problem_);
+  cudaStream_t s = stream_.get();
+  const int64_t c_elements = problem_.m * ldc_;
+  // Pass 1: beta = 0 over a NaN-poisoned C must equal alpha AB exactly where written, everywhere.
+  utilities_.fill_bits(c_.data(), c_elements, rtc::UtilityKernels::kPoison, s);
+  launch(kernel, geometry, call(0.0f));
+  GEMMFORGE_CUDA_CHECK(cudaGetLastError());
+  rtc::Comparison check =
+      utilities_.compare(c_.as<float>(), ldc_, ref0_.as<float>(), ldc_, problem_.m, problem_.n, s);
+  out.rel_error = check.rel_error;
+  if (!check.passes(error_bound)) {
+    out.outcome = Outcome::kWrongResult;
+    out.reason = fmt::format("beta = 0: relative error {:.3g} (bound {:.1g}), {} non-finite elements",
+                             check.rel_error, error_bound, check.nonfinite);
+    return out;
+  }
+  // Pass 2: beta != 0 must read C.
+  GEMMFORGE_CUDA_CHECK(
+      cudaMemcpyAsync(c_.data(), c0_.data(), c_elements * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  launch(kernel, geometry, call(kBeta));
+  GEMMFORGE_CUDA_CHECK(cudaGetLastError());
+  check = utilities_.compare(c_.as<float>(), ldc_, ref1_.as<float>(), ldc_, problem_.m, problem_.n, s);
+  out.rel_error = std::max(out.rel_error, check.rel_error);
+  if (!check.passes(error_bound)) {
+    out.outcome = Outcome::kWrongResult;
+    out.reason = fmt::format("beta != 0: relative error {:.3g} (bound {:.1g}), {} non-finite elements",
+                             check.rel_error, error_bound, check.nonfinite);
+    return out;
+  }
+  const KernelCall timed = call(0.0f);
+  out.timing = time_launches([&](cudaStream_t) { launch(kernel, geometry, timed); }, s, options, flusher_);
+  return out;
+}
+
+}  // namespace gemmforge::tuner

@@ -1,0 +1,43 @@
+// Timing device work the same way for every contender: CUDA events around each launch, warm-up first,
+// L2 flushed before every repetition, repetitions until a time budget or a minimum count, median kept.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+
+#include "cuda/device_buffer.hpp"
+
+namespace gemmforge::tuner {
+
+struct TimingOptions {
+  int warmup = 3;
+  int min_repetitions = 10;
+  int max_repetitions = 200;
+  double budget_ms =
+      150;  ///< stop once this much launch time has been measured (and min_repetitions reached)
+  bool flush_l2 = true;
+};
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  int repetitions = 0;
+};
+
+/// Overwrites a buffer twice the size of L2 so the next launch finds none of its operands cached.
+class L2Flusher {
+ public:
+  L2Flusher();
+  void flush(cudaStream_t stream);
+
+ private:
+  cuda::DeviceBuffer buffer_;
+};
+
+/// Times `launch` (which enqueues the work on `stream`); throws CudaError when a launch fails.
+Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                     const TimingOptions& options, L2Flusher& flusher);
+
+}  // namespace gemmforge::tuner

@@ -1,0 +1,218 @@
+// FP32 GEMM on tensor cores with FP32-level accuracy ("3xTF32"): each operand x is split into
+// big = tf32(x) and small = tf32(x - big), and big*big + big*small + small*big is computed with
+// mma.sync m16n8k8 (sm_80+). Dropping small*small costs about 2^-22 relative per product, the order of
+// FP32 rounding itself. The tensor cores round their accumulator toward zero, which over long chains adds
+// up to a bias (2.9e-5 relative at K = 4096 when measured); so each 8-deep k-step is summed from zero in
+// the tensor core and then added into FP32 registers with round-to-nearest adds. Every tuning trial still
+// verifies the result against cuBLAS SGEMM.
+// Tiling: a block computes BM x BN, staging BK-deep slices through a STAGES-deep cp.async pipeline; each
+// warp owns WM x WN, i.e. (WM / 16) x (WN / 8) mma tiles. Parameters come from sgemm_tf32x3.json.
+#include "gemm_common.cuh"
+
+#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) || !defined(STAGES) || \
+    !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) || !defined(PAD_A) || !defined(PAD_B) ||      \
+    !defined(MIN_BLOCKS) || !defined(A_TRANS) || !defined(B_TRANS)
+#error "sgemm_tf32x3.cu needs every parameter of sgemm_tf32x3.json as a -D definition"
+#endif
+
+namespace {
+
+constexpr int kWarpsN = BN / WN;
+constexpr int kThreads = (BM / WM) * kWarpsN * 32;
+constexpr int kTilesM = WM / 16;  // mma tiles of a warp along M
+constexpr int kTilesN = WN / 8;   // and along N
+static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0,
+              "warp tiles must tile the block tile, and mma tiles the warp tile");
+static_assert(STAGES >= 2, "the pipeline needs at least two stages");
+
+// Shared memory keeps each operand as it lies in global memory, so copies are straight vector copies:
+// A as [BM][BK + PAD_A] when k-contiguous (A_TRANS == 0) or [BK][BM + PAD_A]; B as [BK][BN + PAD_B] when
+// n-contiguous (B_TRANS == 0) or [BN][BK + PAD_B]. Inside each group of 8 k-steps the mma's k index t is
+// fed physical k = 2t and t + 4 is fed 2t + 1 (the sum over k is the same), so a lane's two k-values of a
+// k-contiguous row are adjacent and load as one 64-bit word. The manifest's padding makes every fragment
+// load free of bank conflicts: k-contiguous rows span 8 or 24 banks (mod 32), the others 4 (mod 16).
+constexpr bool kAKMajor = !A_TRANS;
+constexpr bool kBKMajor = B_TRANS;
+constexpr int kAStride = kAKMajor ? BK + PAD_A : BM + PAD_A;
+constexpr int kBStride = kBKMajor ? BK + PAD_B : BN + PAD_B;
+constexpr int kATile = kAKMajor ? BM * kAStride : BK * kAStride;
+constexpr int kBTile = kBKMajor ? BN * kBStride : BK * kBStride;
+constexpr int kStage = kATile + kBTile;
+constexpr unsigned kSmemBytes = STAGES * kStage * 4u;
+
+// Rounds to TF32 (10 mantissa bits) half away from zero: adding half a TF32 ulp to the bit pattern rounds
+// the magnitude, masking drops the rest. Two integer operations at full rate, unlike a conversion.
+__device__ __forceinline__ unsigned to_tf32(float x) {
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+}
+
+// Splits x into a TF32 head and a TF32 tail with x ~= head + tail (x - head is exact in FP32).
+__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
+  big = to_tf32(x);
+  small = to_tf32(x - __uint_as_float(big));
+}
+
+__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// A fragment of the 16 x 8 tile at (row, k) of the stage: a0 = (g, 2t), a1 = (g + 8, 2t),
+// a2 = (g, 2t + 1), a3 = (g + 8, 2t + 1), each split into head and tail.
+__device__ __forceinline__ void load_a(const float* tile, int row, int k, int g, int t, unsigned (&big)[4],
+                                       unsigned (&small)[4]) {
+  float v[4];
+  if constexpr (kAKMajor) {
+    const float2 top = *reinterpret_cast<const float2*>(tile + (row + g) * kAStride + k + 2 * t);
+    const float2 bottom = *reinterpret_cast<const float2*>(tile + (row + g + 8) * kAStride + k + 2 * t);
+    v[0] = top.x, v[1] = bottom.x, v[2] = top.y, v[3] = bottom.y;
+  } else {
+    v[0] = tile[(k + 2 * t) * kAStride + row + g];
+    v[1] = tile[(k + 2 * t) * kAStride + row + g + 8];
+    v[2] = tile[(k + 2 * t + 1) * kAStride + row + g];
+    v[3] = tile[(k + 2 * t + 1) * kAStride + row + g + 8];
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) split(v[i], big[i], small[i]);
+}
+
+// A fragment of the 8 x 8 tile at (k, col): b0 = (2t, g), b1 = (2t + 1, g).
+__device__ __forceinline__ void load_b(const float* tile, int k, int col, int g, int t, unsigned (&big)[2],
+                                       unsigned (&small)[2]) {
+  float v[2];
+  if constexpr (kBKMajor) {
+    const float2 pair = *reinterpret_cast<const float2*>(tile + (col + g) * kBStride + k + 2 * t);
+    v[0] = pair.x, v[1] = pair.y;
+  } else {
+    v[0] = tile[(k + 2 * t) * kBStride + col + g];
+    v[1] = tile[(k + 2 * t + 1) * kBStride + col + g];
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) split(v[i], big[i], small[i]);
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(GemmArgs args) {
+  extern __shared__ float4 smem_vec[];
+  float* smem = reinterpret_cast<float*>(smem_vec);
+  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
+
+  const float* A = static_cast<const float*>(args.a);
+  const float* B = static_cast<const float*>(args.b);
+  float* C = static_cast<float*>(args.c);
+  const int M = args.m;
+  const int N = args.n;
+
+  int tile_m, tile_n;
+  gf::tile_coordinates((M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
+  const int m0 = tile_m * BM;
+  const int n0 = tile_n * BN;
+  const int slice = static_cast<int>(blockIdx.z);
+  const int k_begin = slice * args.k_per_split;
+  const int k_end = gf::imin(args.k, k_begin + args.k_per_split);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+  auto load_stage = [&](int stage, int k_tile) {
+    const int k0 = k_begin + k_tile * BK;
+    float* a_tile = smem + stage * kStage;
+    float* b_tile = a_tile + kATile;
+    if constexpr (kAKMajor) {
+      gf::copy_tile<BM, BK, VEC_A, kAStride, kThreads>(a_tile, A + m0 * args.lda + k0, args.lda, M - m0,
+                                                       k_end - k0, A);
+    } else {
+      gf::copy_tile<BK, BM, VEC_A, kAStride, kThreads>(a_tile, A + k0 * args.lda + m0, args.lda, k_end - k0,
+                                                       M - m0, A);
+    }
+    if constexpr (kBKMajor) {
+      gf::copy_tile<BN, BK, VEC_B, kBStride, kThreads>(b_tile, B + n0 * args.ldb + k0, args.ldb, N - n0,
+                                                       k_end - k0, B);
+    } else {
+      gf::copy_tile<BK, BN, VEC_B, kBStride, kThreads>(b_tile, B + k0 * args.ldb + n0, args.ldb, k_end - k0,
+                                                       N - n0, B);
+    }
+  };
+
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_row = (warp / kWarpsN) * WM;
+  const int warp_col = (warp % kWarpsN) * WN;
+  const int g = lane / 4;  // the mma's group id: fragment row (A, C) or column (B)
+  const int t = lane % 4;  // thread in group: fragment k-pair (A, B) or column pair (C)
+
+  float acc[kTilesM][kTilesN][4];
+#pragma unroll
+  for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+    }
+  }
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s);
+    gf::cp_async_commit();
+  }
+
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    gf::cp_async_wait<STAGES - 2>();
+    __syncthreads();  // tile kt has landed for everyone, and everyone is done with tile kt - 1
+    const int next = kt + STAGES - 1;
+    if (next < k_tiles) load_stage(next % STAGES, next);
+    gf::cp_async_commit();
+
+    const float* a_tile = smem + (kt % STAGES) * kStage;
+    const float* b_tile = a_tile + kATile;
+#pragma unroll
+    for (int k = 0; k < BK; k += 8) {
+      unsigned a_big[kTilesM][4], a_small[kTilesM][4];
+      unsigned b_big[kTilesN][2], b_small[kTilesN][2];
+#pragma unroll
+      for (int i = 0; i < kTilesM; ++i) load_a(a_tile, warp_row + 16 * i, k, g, t, a_big[i], a_small[i]);
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) load_b(b_tile, k, warp_col + 8 * j, g, t, b_big[j], b_small[j]);
+        // The small cross terms first, then the large product, summed from zero in the tensor core; the
+        // FP32 adds into acc round to nearest.
+#pragma unroll
+      for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+        for (int j = 0; j < kTilesN; ++j) {
+          float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          mma(part, a_small[i], b_big[j]);
+          mma(part, a_big[i], b_small[j]);
+          mma(part, a_big[i], b_big[j]);
+#pragma unroll
+          for (int r = 0; r < 4; ++r) acc[i][j][r] += part[r];
+        }
+      }
+    }
+  }
+  gf::cp_async_wait<0>();
+
+  // Epilogue: c0, c1 = (g, 2t .. 2t + 1) and c2, c3 = (g + 8, 2t .. 2t + 1) of each mma tile.
+  const bool split_k = args.split_k > 1;
+  int* semaphore = split_k ? args.semaphores + blockIdx.x : nullptr;
+  if (split_k && slice > 0) gf::semaphore_wait(semaphore, slice);
+  const bool accumulate = slice > 0;
+#pragma unroll
+  for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + warp_row + 16 * i + g + 8 * half;
+      if (m >= M) continue;
+      float* c_row = C + m * args.ldc;
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+        const float pair[2] = {acc[i][j][2 * half], acc[i][j][2 * half + 1]};
+        gf::store_run<2, VEC_C>(c_row, n0 + warp_col + 8 * j + 2 * t, N, pair, args.alpha, args.beta,
+                                accumulate);
+      }
+    }
+  }
+  if (split_k) gf::semaphore_release(semaphore, slice == args.split_k - 1 ? 0 : slice + 1);
+}

@@ -1,0 +1,95 @@
+// Utility kernels for verification, benchmarking and quick returns: random fills, poisoning, error
+// norms against a reference, checks that padding was left alone, and C = beta * C.
+#include "gemm_args.cuh"
+
+namespace {
+
+// A counter-based generator (splitmix64): element i of a fill depends only on (seed, i), so fills are
+// reproducible whatever the launch shape.
+__device__ __forceinline__ unsigned long long mix(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+// Fills a rows x cols matrix (row stride ld) with uniform values in [lo, hi).
+extern "C" __global__ void gf_fill_uniform(float* data, long long rows, long long cols, long long ld,
+                                           unsigned long long seed, float lo, float hi) {
+  const long long count = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long r = i / cols;
+    const long long c = i % cols;
+    const float unit = (mix(seed ^ mix(i)) >> 40) * (1.0f / 16777216.0f);
+    data[r * ld + c] = lo + (hi - lo) * unit;
+  }
+}
+
+// Writes one bit pattern (e.g. a NaN) over `count` consecutive floats.
+extern "C" __global__ void gf_fill_bits(unsigned* data, long long count, unsigned bits) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    data[i] = bits;
+  }
+}
+
+// Accumulates sum((c - ref)^2), sum(ref^2) and the number of non-finite c over a rows x cols matrix.
+// sums[0], sums[1] are doubles, counts[0] an unsigned long long; all must start at zero.
+extern "C" __global__ void gf_compare(const float* c, long long ldc, const float* ref, long long ldr,
+                                      long long rows, long long cols, double* sums,
+                                      unsigned long long* counts) {
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  unsigned long long bad = 0;
+  const long long count = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long r = i / cols;
+    const long long col = i % cols;
+    const float x = c[r * ldc + col];
+    const float y = ref[r * ldr + col];
+    if (!isfinite(x)) ++bad;
+    const double d = (double)x - (double)y;
+    diff2 += d * d;
+    ref2 += (double)y * (double)y;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    diff2 += __shfl_down_sync(0xffffffffu, diff2, offset);
+    ref2 += __shfl_down_sync(0xffffffffu, ref2, offset);
+    bad += __shfl_down_sync(0xffffffffu, bad, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&sums[0], diff2);
+    atomicAdd(&sums[1], ref2);
+    atomicAdd(&counts[0], bad);
+  }
+}
+
+// Counts elements of the padding columns [cols, ld) of a rows x ld buffer that no longer hold `bits`.
+extern "C" __global__ void gf_count_changed_padding(const unsigned* data, long long rows, long long cols,
+                                                    long long ld, unsigned bits,
+                                                    unsigned long long* changed) {
+  const long long pad = ld - cols;
+  const long long count = rows * pad;
+  unsigned long long local = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long r = i / pad;
+    const long long col = cols + i % pad;
+    if (data[r * ld + col] != bits) ++local;
+  }
+  if (local != 0) atomicAdd(changed, local);
+}
+
+// C = beta * C over a rows x cols matrix; beta == 0 writes zeros without reading C (NaN-safe).
+extern "C" __global__ void gf_scale(float* c, long long rows, long long cols, long long ldc, float beta) {
+  const long long count = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    float* p = c + (i / cols) * ldc + i % cols;
+    *p = beta == 0.0f ? 0.0f : beta * *p;
+  }
+}

@@ -1,0 +1,64 @@
+// Runs one GEMM case against cuBLAS: random inputs in [-1, 1], C and its padding poisoned with NaN,
+// cuBLAS computing the reference from the same inputs, relative Frobenius error over all of C, and a
+// check that nothing outside C's logical extent was written.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/problem.hpp"
+#include "cuda/cublas_handle.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/stream.hpp"
+#include "rtc/utility_kernels.hpp"
+
+namespace gemmforge::testing {
+
+struct GemmCase {
+  Order order = Order::kRowMajor;
+  Op op_a = Op::kN;
+  Op op_b = Op::kN;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t pad = 0;  ///< added to every leading dimension beyond its minimum
+  float alpha = 1.0f;
+  float beta = 0.0f;  ///< 0: C starts as NaN, so any read of C shows up
+
+  std::string describe() const;
+};
+
+struct CaseResult {
+  rtc::Comparison comparison;
+  uint64_t padding_writes = 0;  ///< elements of C's padding that changed
+  bool passes(double bound) const { return comparison.passes(bound) && padding_writes == 0; }
+  std::string describe() const;
+};
+
+/// The call of a case with leading dimensions set and no buffers.
+GemmCall shape_call(const GemmCase& c);
+
+class GemmHarness {
+ public:
+  GemmHarness();
+
+  /// The call of a case on the harness's buffers (pointers set, C not yet initialized).
+  GemmCall call(const GemmCase& c) const;
+  /// The canonical problem of a case, as run() will see it (buffers come from cudaMalloc, so aligned).
+  static KernelProblem problem(const GemmCase& c);
+  /// Prepares inputs and C, runs `candidate` (which must compute the call on `stream`), compares it
+  /// against cuBLAS. `seed` varies the random inputs.
+  CaseResult run(const GemmCase& c, const std::function<void(const GemmCall&, cudaStream_t)>& candidate,
+                 uint64_t seed = 1);
+
+  cudaStream_t stream() const { return stream_.get(); }
+  const rtc::UtilityKernels& utilities() const { return utilities_; }
+
+ private:
+  void reserve(cuda::DeviceBuffer& buffer, size_t bytes);
+
+  cuda::Stream stream_;
+  cuda::CublasHandle cublas_;
+  rtc::UtilityKernels utilities_;
+  cuda::DeviceBuffer a_, b_, c_, ref_;
+};
+
+}  // namespace gemmforge::testing

@@ -1,0 +1,201 @@
+// Every template against cuBLAS: its seed configs over the full correctness matrix (shapes, op(A)/op(B),
+// storage orders, beta = 0 over NaN and beta != 0, padded leading dimensions), and a random sample of
+// its manifest's valid configs over edge shapes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "core/template_library.hpp"
+#include "gemm_harness.hpp"
+#include "gpu_fixture.hpp"
+#include "kernel_cache.hpp"
+#include "tuner/space.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+constexpr double kBound = 1e-5;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// The seed narrowed to vector widths the problem's alignment allows (what the runtime's fallback does).
+Config fit_vectors(Config config, const KernelProblem& problem) {
+  config.set("VEC_A", std::min<int64_t>(config.at("VEC_A"), problem.align_a));
+  config.set("VEC_B", std::min<int64_t>(config.at("VEC_B"), problem.align_b));
+  return config;
+}
+
+class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam()); }
+
+  static KernelCache& kernels() {
+    static KernelCache cache;
+    return cache;
+  }
+  static GemmHarness& harness() {
+    static GemmHarness h;
+    return h;
+  }
+
+  // Runs config (fitted to each call's alignment) on a case; returns an empty string or what failed.
+  std::string check(const Config& config, const GemmCase& c, uint64_t seed) {
+    const CaseResult r = harness().run(
+        c,
+        [&](const GemmCall& call, cudaStream_t stream) {
+          const KernelCall canonical = canonicalize(call);
+          kernels().launch(tmpl(), fit_vectors(config, canonical.problem), canonical, stream);
+        },
+        seed);
+    if (r.passes(kBound)) return "";
+    return fmt::format("{} on {}: {}", config.key(), c.describe(), r.describe());
+  }
+
+  // Every spec the cases will need, compiled in one parallel batch.
+  void precompile(const std::vector<Config>& configs, const std::vector<GemmCase>& cases) {
+    std::vector<rtc::KernelSpec> specs;
+    for (const GemmCase& c : cases) {
+      const KernelProblem problem = GemmHarness::problem(c);
+      for (const Config& config : configs) {
+        const Config fitted = fit_vectors(config, problem);
+        if (!tmpl().manifest.violations(fitted, &kernels().device(), &problem).empty()) continue;
+        specs.push_back(rtc::make_spec(tmpl(), fitted, problem, kernels().device().arch()));
+      }
+    }
+    kernels().prepare(specs);
+  }
+};
+
+TEST_P(TemplateTest, SeedConfigsMatchCublasOverTheCorrectnessMatrix) {
+  const std::vector<Shape> shapes = {{1, 1, 1},         {1, 4096, 4096},    {17, 33, 65},
+                                     {127, 129, 255},   {1000, 1000, 1000}, {4103, 4105, 4104},
+                                     {4096, 4096, 4096}};
+  std::vector<GemmCase> cases;
+  for (const Shape& s : shapes) {
+    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
+      for (Op op_a : {Op::kN, Op::kT}) {
+        for (Op op_b : {Op::kN, Op::kT}) {
+          for (int variant = 0; variant < 2; ++variant) {
+            GemmCase c;
+            c.order = order, c.op_a = op_a, c.op_b = op_b;
+            c.m = s.m, c.n = s.n, c.k = s.k;
+            // beta = 0 over NaN with tight leading dimensions, then beta != 0 with padded ones.
+            c.beta = variant == 0 ? 0.0f : -0.75f;
+            c.alpha = variant == 0 ? 1.0f : 1.5f;
+            c.pad = variant == 0 ? 0 : 3;
+            cases.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  const std::vector<Config>& seeds = tmpl().manifest.seeds();
+  precompile(seeds, cases);
+  std::vector<std::string> failures;
+  int checked = 0;
+  for (const GemmCase& c : cases) {
+    const KernelProblem problem = GemmHarness::problem(c);
+    for (const Config& seed : seeds) {
+      if (!tmpl().manifest.violations(fit_vectors(seed, problem), &kernels().device(), &problem).empty()) {
+        continue;
+      }
+      ++checked;
+      if (std::string f = check(seed, c, checked); !f.empty() && failures.size() < 20) failures.push_back(f);
+    }
+  }
+  EXPECT_GE(checked, static_cast<int>(cases.size()) * 2) << "most cases must run most seeds";
+  EXPECT_TRUE(failures.empty()) << fmt::format("{}", fmt::join(failures, "\n"));
+}
+
+TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
+  // Sample the validity space (no pruning: narrow vectors, split-K, every raster) of an aligned problem.
+  KernelProblem space_problem;
+  space_problem.m = 256, space_problem.n = 256, space_problem.k = 512;
+  const tuner::Space space =
+      tuner::Space::build(tmpl(), kernels().device(), space_problem, {}, /*prune=*/false);
+  ASSERT_GT(space.size(), 1000u);
+  std::mt19937_64 rng(2024);
+  std::vector<Config> sample;
+  for (int i = 0; i < 64; ++i) sample.push_back(space.config(rng() % space.size()));
+
+  const std::vector<Shape> shapes = {{17, 33, 65}, {127, 129, 255}, {128, 260, 264}};
+  std::vector<GemmCase> cases;
+  int variant = 0;
+  for (const Shape& s : shapes) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        for (float beta : {0.0f, 0.5f}) {
+          GemmCase c;
+          c.order = (variant++ % 2 == 0) ? Order::kRowMajor : Order::kColMajor;
+          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = beta,
+          c.pad = beta == 0 ? 0 : 4;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  precompile(sample, cases);
+  std::vector<std::string> failures;
+  int checked = 0;
+  std::set<int64_t> split_counts;
+  for (const Config& config : sample) {
+    for (const GemmCase& c : cases) {
+      const KernelProblem problem = GemmHarness::problem(c);
+      const Config fitted = fit_vectors(config, problem);
+      if (!tmpl().manifest.violations(fitted, &kernels().device(), &problem).empty()) continue;
+      split_counts.insert(tmpl().manifest.geometry(fitted, problem).split_k);
+      ++checked;
+      if (std::string f = check(config, c, checked); !f.empty() && failures.size() < 20)
+        failures.push_back(f);
+    }
+  }
+  EXPECT_GE(checked, 50 * 8) << "the sample must exercise at least 50 configs";
+  EXPECT_GT(split_counts.size(), 1u) << "the sample must include split-K launches";
+  EXPECT_TRUE(failures.empty()) << fmt::format("{}", fmt::join(failures, "\n"));
+}
+
+// Small enough to run under compute-sanitizer: every seed and a split-K config on edge shapes.
+TEST_P(TemplateTest, EdgeShapesForSanitizer) {
+  std::vector<Config> configs = tmpl().manifest.seeds();
+  Config split = configs.back();
+  split.set("SPLIT_K", 3);
+  configs.push_back(split);
+  std::vector<GemmCase> cases;
+  for (Shape s : std::vector<Shape>{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        GemmCase c;
+        c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = 1;
+        cases.push_back(c);
+      }
+    }
+  }
+  precompile(configs, cases);
+  std::vector<std::string> failures;
+  for (const Config& config : configs) {
+    for (const GemmCase& c : cases) {
+      const KernelProblem problem = GemmHarness::problem(c);
+      if (!tmpl().manifest.violations(fit_vectors(config, problem), &kernels().device(), &problem).empty()) {
+        continue;
+      }
+      if (std::string f = check(config, c, 7); !f.empty()) failures.push_back(f);
+    }
+  }
+  EXPECT_TRUE(failures.empty()) << fmt::format("{}", fmt::join(failures, "\n"));
+}
+
+std::vector<std::string> template_names() {
+  std::vector<std::string> names;
+  for (const KernelTemplate* t : TemplateLibrary::instance().all()) names.push_back(t->manifest.name());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTemplates, TemplateTest, ::testing::ValuesIn(template_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace gemmforge::testing
