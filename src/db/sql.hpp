@@ -1,0 +1,65 @@
+// Helpers the database's source files share: SQLite errors turned into DatabaseError with advice,
+// optional columns, problem columns and timestamps. Internal to src/db.
+#pragma once
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "core/problem.hpp"
+
+namespace gemmforge::db::sql {
+
+/// Busy timeout of every connection: long enough for another process's write transaction (they are
+/// short) to finish, so concurrent tuners wait for each other instead of failing.
+inline constexpr int kBusyTimeoutMs = 10000;
+
+/// Current UTC time as ISO-8601 text with milliseconds, e.g. "2025-01-31T12:00:00.000Z".
+std::string utc_now();
+
+/// Throws DatabaseError: "<path>: could not <action>: <sqlite message>; <advice for its error code>".
+[[noreturn]] void throw_database_error(const std::string& path, const char* action,
+                                       const SQLite::Exception& error);
+
+/// Runs `body`, turning SQLite exceptions into DatabaseError naming the file and the action.
+template <class Body>
+auto guarded(const std::string& path, const char* action, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const SQLite::Exception& error) {
+    throw_database_error(path, action, error);
+  }
+}
+
+void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<double>& value);
+void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<int64_t>& value);
+std::optional<double> optional_double(const SQLite::Column& column);
+std::optional<int64_t> optional_int64(const SQLite::Column& column);
+
+/// Throws InvalidArgumentError unless m, n, k are in 1..2^31-1 and the alignments in {1, 2, 4}.
+void check_problem(const KernelProblem& problem);
+/// Binds :dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c.
+void bind_problem(SQLite::Statement& statement, const KernelProblem& problem);
+/// Reads the columns bind_problem names from the current row.
+KernelProblem read_problem(const SQLite::Statement& statement);
+
+/// Throws SQLite::Exception(SQLITE_CORRUPT) saying which column holds a value this build cannot read.
+[[noreturn]] void throw_unreadable(const char* column, const std::string& text, const std::exception& error);
+
+/// Parses a stored text value (a status, a dtype) with `parse`. A value this build cannot interpret
+/// means a damaged file, so it throws SQLite::Exception(SQLITE_CORRUPT), which guarded() turns into a
+/// DatabaseError naming the file.
+template <class Parse>
+auto parse_stored(const SQLite::Statement& row, const char* column, Parse&& parse) {
+  const std::string text = row.getColumn(column).getString();
+  try {
+    return parse(text);
+  } catch (const std::exception& error) {
+    throw_unreadable(column, text, error);
+  }
+}
+
+}  // namespace gemmforge::db::sql
