@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,27 @@
 #include "rtc/compiler.hpp"
 
 namespace gemmforge::cli {
+namespace {
+
+std::vector<std::pair<int, Registrar>>& registrars() {
+  static std::vector<std::pair<int, Registrar>> list;
+  return list;
+}
+
+}  // namespace
+
+bool register_command(int order, Registrar registrar) {
+  registrars().emplace_back(order, registrar);
+  return true;
+}
+
+std::vector<Command> make_commands(CLI::App& app) {
+  auto list = registrars();
+  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Command> commands;
+  for (const auto& [order, registrar] : list) commands.push_back(registrar(app));
+  return commands;
+}
 
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k) {
   std::string spaced = text;

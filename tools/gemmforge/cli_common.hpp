@@ -18,6 +18,14 @@ struct Command {
   std::function<int()> run;
 };
 
+/// Adds a subcommand to the tool. Each cmd_*.cpp registers itself at start-up:
+///   static const bool registered = cli::register_command(30, register_tune);
+/// `order` sets the position in --help (devices 10, space 20, tune 30, ...).
+using Registrar = Command (*)(CLI::App&);
+bool register_command(int order, Registrar registrar);
+/// Every registered subcommand, in order.
+std::vector<Command> make_commands(CLI::App& app);
+
 /// Parses "4096x4096x4096" (also "4096 4096 4096") into m, n, k; throws InvalidArgumentError.
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
 

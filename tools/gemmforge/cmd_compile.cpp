@@ -71,6 +71,7 @@ int run_compile(const CompileOptions& o) {
 
 }  // namespace
 
+namespace {
 Command register_compile(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   CLI::App* cmd =
@@ -87,5 +88,9 @@ Command register_compile(CLI::App& app) {
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   return {cmd, [o] { return run_compile(*o); }};
 }
+
+}  // namespace
+
+static const bool registered = register_command(60, register_compile);
 
 }  // namespace gemmforge::cli

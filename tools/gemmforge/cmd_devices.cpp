@@ -9,6 +9,7 @@
 
 namespace gemmforge::cli {
 
+namespace {
 Command register_devices(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("devices", "List the GPUs, their limits and the CUDA / NVRTC versions");
   auto json_output = std::make_shared<bool>(false);
@@ -73,5 +74,9 @@ Command register_devices(CLI::App& app) {
             return 0;
           }};
 }
+
+}  // namespace
+
+static const bool registered = register_command(10, register_devices);
 
 }  // namespace gemmforge::cli

@@ -100,6 +100,7 @@ int run_measure(const MeasureOptions& o) {
 
 }  // namespace
 
+namespace {
 Command register_measure(CLI::App& app) {
   auto o = std::make_shared<MeasureOptions>();
   CLI::App* cmd = app.add_subcommand("measure", "Verify and time chosen template configs next to cuBLAS");
@@ -116,5 +117,9 @@ Command register_measure(CLI::App& app) {
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error bound")->capture_default_str();
   return {cmd, [o] { return run_measure(*o); }};
 }
+
+}  // namespace
+
+static const bool registered = register_command(70, register_measure);
 
 }  // namespace gemmforge::cli

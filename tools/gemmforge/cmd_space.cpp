@@ -98,6 +98,7 @@ int run_space(const SpaceOptions& o) {
 
 }  // namespace
 
+namespace {
 Command register_space(CLI::App& app) {
   auto o = std::make_shared<SpaceOptions>();
   CLI::App* cmd =
@@ -114,5 +115,9 @@ Command register_space(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_space(*o); }};
 }
+
+}  // namespace
+
+static const bool registered = register_command(20, register_space);
 
 }  // namespace gemmforge::cli

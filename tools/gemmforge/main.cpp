@@ -8,13 +8,6 @@
 #include "cli_common.hpp"
 #include "gemmforge/error.hpp"
 
-namespace gemmforge::cli {
-Command register_compile(CLI::App& app);
-Command register_devices(CLI::App& app);
-Command register_measure(CLI::App& app);
-Command register_space(CLI::App& app);
-}  // namespace gemmforge::cli
-
 int main(int argc, char** argv) {
   using namespace gemmforge;
   CLI::App app{"gemmforge: run-time generated, autotuned GEMM kernels"};
@@ -22,8 +15,7 @@ int main(int argc, char** argv) {
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 
-  const std::vector<cli::Command> commands = {cli::register_devices(app), cli::register_space(app),
-                                              cli::register_compile(app), cli::register_measure(app)};
+  const std::vector<cli::Command> commands = cli::make_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,117 @@
+// The pieces of a tuning search and how they meet: the candidates (every template's space for one
+// problem), what has been observed, a strategy proposing what to try next, a condition saying when to
+// stop, and an evaluator that measures candidates. Evaluators are swappable so strategies run on
+// recorded trials without a GPU exactly as they run on one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "tuner/problem_rig.hpp"
+#include "tuner/space.hpp"
+
+namespace gemmforge::tuner {
+
+/// Every candidate config for one problem on one device: the spaces of several templates, numbered
+/// as one flat range (template 0's configs first).
+class SearchSpace {
+ public:
+  SearchSpace(std::vector<Space> spaces, DeviceInfo device, KernelProblem problem);
+
+  size_t size() const { return offsets_.back(); }
+  bool empty() const { return size() == 0; }
+  const std::vector<Space>& spaces() const { return spaces_; }
+  /// Which template space holds flat candidate i, and its index there.
+  size_t space_of(size_t i) const;
+  size_t index_in_space(size_t i) const { return i - offsets_[space_of(i)]; }
+  const Space& space(size_t i) const { return spaces_[space_of(i)]; }
+  Config config(size_t i) const { return space(i).config(index_in_space(i)); }
+  /// Flat index of a config, or -1 when no space holds it.
+  int64_t find(const Config& config) const;
+
+  const DeviceInfo& device() const { return device_; }
+  const KernelProblem& problem() const { return problem_; }
+
+ private:
+  std::vector<Space> spaces_;
+  std::vector<size_t> offsets_;  // offsets_[s] = first flat index of space s; back() = size()
+  DeviceInfo device_;
+  KernelProblem problem_;
+};
+
+/// What evaluating one candidate found.
+struct Observation {
+  size_t candidate = 0;
+  Outcome outcome = Outcome::kOk;
+  double time_ms = std::numeric_limits<double>::infinity();  ///< median; infinite unless outcome is ok
+  int registers = 0;
+  int occupancy_blocks = 0;
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+/// Observations so far, in the order they were made.
+class History {
+ public:
+  void add(const Observation& observation);
+  const std::vector<Observation>& observations() const { return observations_; }
+  size_t size() const { return observations_.size(); }
+  bool contains(size_t candidate) const;
+  /// The fastest ok observation, or nullptr.
+  const Observation* best() const;
+  /// Evaluations since the best time last improved by more than `tolerance` (relative).
+  size_t since_improvement(double tolerance = 0.0) const;
+
+ private:
+  std::vector<Observation> observations_;
+  std::vector<uint8_t> seen_;  // by candidate index, grown on demand
+};
+
+/// Proposes candidates to evaluate next.
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  /// Up to `count` candidates not yet in `history`, best guesses first; empty when nothing is left.
+  virtual std::vector<size_t> propose(const SearchSpace& space, const History& history, size_t count) = 0;
+};
+
+/// "exhaustive", "random" or "guided" (the default); throws InvalidArgumentError for other names.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, uint64_t seed);
+
+/// Says when a search has done enough.
+class StopCondition {
+ public:
+  virtual ~StopCondition() = default;
+  virtual bool done(const History& history, double elapsed_s) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+std::unique_ptr<StopCondition> stop_after_evaluations(size_t count);
+std::unique_ptr<StopCondition> stop_after_seconds(double seconds);
+/// Stops when `window` evaluations in a row improved the best time by at most `tolerance` (relative).
+std::unique_ptr<StopCondition> stop_without_improvement(size_t window, double tolerance);
+/// Stops as soon as any of the conditions does.
+std::unique_ptr<StopCondition> stop_when_any(std::vector<std::unique_ptr<StopCondition>> conditions);
+
+/// Measures candidates: on a GPU through the isolated worker, or from a recorded table.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  /// One observation per candidate, in order. Failures are observations, not exceptions.
+  virtual std::vector<Observation> evaluate(const SearchSpace& space,
+                                            const std::vector<size_t>& candidates) = 0;
+};
+
+/// Runs strategy against evaluator until the stop condition holds or the strategy runs dry,
+/// proposing `batch` candidates at a time (so an evaluator may compile one batch while measuring
+/// the previous). Returns the history.
+History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
+               size_t batch);
+
+}  // namespace gemmforge::tuner
