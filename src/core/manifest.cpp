@@ -170,6 +170,13 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.split_k = launch_expr("split_k", "1");
     m.launch_.k_granule = launch_expr("k_granule", "1");
     m.launch_.raster_group = launch_expr("raster_group", "1");
+    m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
+    const std::string reduction = launch.value("split_reduction", "serial");
+    if (reduction != "serial" && reduction != "parallel") {
+      throw InvalidArgumentError(
+          fmt::format("{}: launch.split_reduction is '{}'; it must be 'serial' or 'parallel'", origin, reduction));
+    }
+    m.launch_.parallel_split = reduction == "parallel";
 
     for (const json& seed : doc.value("seeds", json::array())) {
       Config::Values values;
@@ -328,6 +335,9 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   g.k_per_split = (g.k_per_split + granule - 1) / granule * granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
   g.semaphores = g.split_k > 1 ? g.tiles : 0;
+  if (g.split_k > 1 && launch_.parallel_split) {
+    g.workspace_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
+  }
   return g;
 }
 

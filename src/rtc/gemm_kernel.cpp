@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "gemm_args.cuh"
+#include "cuda/check.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::rtc {
@@ -26,10 +27,22 @@ int GemmKernel::occupancy_blocks(const LaunchGeometry& geometry) const {
                                    static_cast<size_t>(geometry.smem_bytes));
 }
 
-void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, int* semaphores,
+void* LaunchScratch::prepare(const LaunchGeometry& geometry, cudaStream_t stream) {
+  const auto bytes = static_cast<size_t>(geometry.scratch_bytes());
+  if (bytes == 0) return nullptr;
+  if (buffer_.bytes() < bytes) {
+    // Earlier launches on this stream may still use the old buffer.
+    GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    buffer_ = cuda::DeviceBuffer(bytes);
+    GEMMFORGE_CUDA_CHECK(cudaMemset(buffer_.data(), 0, bytes));
+  }
+  return buffer_.data();
+}
+
+void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, void* scratch,
                         cudaStream_t stream) const {
-  if (geometry.semaphores > 0 && semaphores == nullptr) {
-    throw InvalidArgumentError("a split-K launch needs a semaphore buffer");
+  if (geometry.scratch_bytes() > 0 && scratch == nullptr) {
+    throw InvalidArgumentError("a split-K launch needs scratch memory (semaphores, workspace)");
   }
   allow_smem(geometry.smem_bytes);
   GemmArgs args{};
@@ -47,7 +60,10 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.raster_group = static_cast<int>(geometry.raster_group);
   args.alpha = call.alpha;
   args.beta = call.beta;
-  args.semaphores = semaphores;
+  args.semaphores = static_cast<int*>(scratch);
+  args.workspace = geometry.workspace_bytes > 0
+                       ? reinterpret_cast<float*>(static_cast<char*>(scratch) + geometry.workspace_offset())
+                       : nullptr;
   void* params[] = {&args};
   const dim3 grid(static_cast<unsigned>(geometry.tiles), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));

@@ -10,9 +10,21 @@
 #include "core/manifest.hpp"
 #include "core/problem.hpp"
 #include "core/template_library.hpp"
+#include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
 
 namespace gemmforge::rtc {
+
+/// Device scratch for launches on one stream: grows to the largest geometry seen, keeping its semaphore
+/// ints zero. Growing synchronizes the stream, so it happens on a problem's first launch, not later ones.
+class LaunchScratch {
+ public:
+  /// Memory for a launch with this geometry on `stream` (null when it needs none).
+  void* prepare(const LaunchGeometry& geometry, cudaStream_t stream);
+
+ private:
+  cuda::DeviceBuffer buffer_;
+};
 
 class GemmKernel {
  public:
@@ -30,10 +42,10 @@ class GemmKernel {
   /// Resident blocks per SM at this geometry.
   int occupancy_blocks(const LaunchGeometry& geometry) const;
 
-  /// Launches C = alpha op(A) op(B) + beta C. When geometry.semaphores > 0, `semaphores` must point to that
-  /// many zeroed ints that no concurrent launch uses; they are zero again when the kernel ends.
-  void launch(const KernelCall& call, const LaunchGeometry& geometry, int* semaphores,
-              cudaStream_t stream) const;
+  /// Launches C = alpha op(A) op(B) + beta C. `scratch` holds geometry.scratch_bytes() bytes that no concurrent
+  /// launch uses, its first geometry.semaphores ints zero (they are zero again when the kernel ends); it may
+  /// be null when scratch_bytes() is 0. LaunchScratch provides such memory.
+  void launch(const KernelCall& call, const LaunchGeometry& geometry, void* scratch, cudaStream_t stream) const;
 
  private:
   const KernelTemplate* template_;

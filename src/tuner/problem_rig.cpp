@@ -95,15 +95,7 @@ Timing ProblemRig::time_cublas(const TimingOptions& options) {
 
 void ProblemRig::launch(const rtc::GemmKernel& kernel, const LaunchGeometry& geometry,
                         const KernelCall& call) {
-  if (geometry.semaphores > 0) {
-    const size_t bytes = static_cast<size_t>(geometry.semaphores) * sizeof(int);
-    if (semaphores_.bytes() < bytes) {
-      GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-      semaphores_ = cuda::DeviceBuffer(bytes);
-      GEMMFORGE_CUDA_CHECK(cudaMemset(semaphores_.data(), 0, bytes));
-    }
-  }
-  kernel.launch(call, geometry, semaphores_.as<int>(), stream_.get());
+  kernel.launch(call, geometry, scratch_.prepare(geometry, stream_.get()), stream_.get());
 }
 
 void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, Measurement& out) const {

@@ -65,7 +65,8 @@ class ProblemRig {
   L2Flusher flusher_;
   int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   int64_t a_lines_ = 0, b_lines_ = 0;
-  cuda::DeviceBuffer a_, b_, c_, c0_, ref0_, ref1_, semaphores_;
+  cuda::DeviceBuffer a_, b_, c_, c0_, ref0_, ref1_;
+  rtc::LaunchScratch scratch_;
   static constexpr float kAlpha = 1.0f;
   static constexpr float kBeta = -0.5f;
 };

@@ -51,15 +51,7 @@ void KernelCache::launch(const KernelTemplate& kernel_template, const Config& co
       rtc::make_spec(kernel_template, config, call.problem, device_.arch(), &device_);
   const rtc::GemmKernel& kernel = get(spec);
   const LaunchGeometry geometry = kernel.geometry(call.problem);
-  if (geometry.semaphores > 0) {
-    const size_t bytes = static_cast<size_t>(geometry.semaphores) * sizeof(int);
-    if (semaphores_.bytes() < bytes) {
-      GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      semaphores_ = cuda::DeviceBuffer(bytes);
-      GEMMFORGE_CUDA_CHECK(cudaMemset(semaphores_.data(), 0, bytes));
-    }
-  }
-  kernel.launch(call, geometry, semaphores_.as<int>(), stream);
+  kernel.launch(call, geometry, scratch_.prepare(geometry, stream), stream);
 }
 
 }  // namespace gemmforge::testing

@@ -21,7 +21,7 @@ class KernelCache {
   void prepare(const std::vector<rtc::KernelSpec>& specs);
   /// The loaded kernel of a spec (compiled now if prepare() did not see it).
   const rtc::GemmKernel& get(const rtc::KernelSpec& spec);
-  /// Launches `config` of `kernel_template` for a canonical call, with zeroed semaphores when K is split.
+  /// Launches `config` of `kernel_template` for a canonical call, with the scratch memory its geometry needs.
   void launch(const KernelTemplate& kernel_template, const Config& config, const KernelCall& call,
               cudaStream_t stream);
 
@@ -30,7 +30,7 @@ class KernelCache {
  private:
   DeviceInfo device_;
   std::map<std::string, std::unique_ptr<rtc::GemmKernel>> loaded_;
-  cuda::DeviceBuffer semaphores_;
+  rtc::LaunchScratch scratch_;
 };
 
 }  // namespace gemmforge::testing
