@@ -19,6 +19,7 @@ struct GemmArgs {
   float alpha;
   float beta;
   int* semaphores;  // one per output tile when split_k > 1: zero on entry, left zero on exit
+  float* workspace;  // partial tiles of a parallel split-K reduction (templates that declare one)
 };
 
 #endif  // GEMMFORGE_GEMM_ARGS_CUH
