@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds here and runs on a GPU machine that lacks the development packages.
 #   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
-#   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure)
+#   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
+#                                also: tune, sass)
 # The binaries link SQLiteCpp statically and spdlog/fmt header-only; at run time they need only
 # libsqlite3.so.0, the CUDA 13 runtime libraries (cuBLAS, NVRTC) and the driver.
 set -euo pipefail
@@ -11,10 +12,14 @@ shift || true
 
 case "$mode" in
   stage)
-    "$here/scripts/build.sh"
+    "$here/scripts/install-deps.sh"
+    cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+    targets="gemmforge_cli gemmforge_gpu_tests"
+    cmake --build "$here/build" --target help | grep -q gemmforge_worker && targets="$targets gemmforge_worker"
+    cmake --build "$here/build" -j "$(nproc)" --target $targets
     rm -rf "$here/.gpu" && mkdir -p "$here/.gpu/bin"
     cp "$here/build/bin/gemmforge" "$here/build/tests/gpu/gemmforge_gpu_tests" "$here/.gpu/bin/"
-    [ -x "$here/build/bin/gemmforge_worker" ] && cp "$here/build/bin/gemmforge_worker" "$here/.gpu/bin/"
+    cp "$here/build/bin/gemmforge-worker" "$here/.gpu/bin/"  # tune measures in this process
     strip "$here/.gpu/bin/"* 2>/dev/null || true
     du -sh "$here/.gpu"
     ;;
@@ -57,6 +62,17 @@ case "$mode" in
             done
           done
           ;;
+        tune)
+          # Tuning TUNE_SHAPES with the default strategy into a fresh database: wall time, NVRTC throughput,
+          # best TFLOP/s next to cuBLAS (tune's summary), then the report's table.
+          rm -f "$out/tune.db"*
+          for shape in ${TUNE_SHAPES:-4096x4096x4096}; do
+            gemmforge tune --db "$out/tune.db" --shape "$shape" ${TUNE_ARGS:-} 2> "$out/tune-progress.log" |
+              tee -a "$out/tune.log"
+          done
+          gemmforge report --db "$out/tune.db" | tee -a "$out/tune.log"
+          grep -E "^Tuned|kernels/s" "$out/tune.log" >> "$summary" || true
+          ;;
         sass)
           # Instruction mix of the first seed's cubin, to see what competes with the FFMAs.
           gemmforge compile --seed 0 --arch "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d . | sed 's/^/sm_/')" \
@@ -70,5 +86,5 @@ case "$mode" in
     echo "=== summary"; cat "$summary"
     ;;
   *)
-    sed -n '2,6p' "$0"; exit 2 ;;
+    sed -n '2,7p' "$0"; exit 2 ;;
 esac

@@ -173,8 +173,8 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
     const std::string reduction = launch.value("split_reduction", "serial");
     if (reduction != "serial" && reduction != "parallel") {
-      throw InvalidArgumentError(
-          fmt::format("{}: launch.split_reduction is '{}'; it must be 'serial' or 'parallel'", origin, reduction));
+      throw InvalidArgumentError(fmt::format(
+          "{}: launch.split_reduction is '{}'; it must be 'serial' or 'parallel'", origin, reduction));
     }
     m.launch_.parallel_split = reduction == "parallel";
 

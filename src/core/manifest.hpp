@@ -49,18 +49,14 @@ struct Constraint {
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
-  int64_t tiles = 0;         ///< output tiles: grid.x
-  int64_t split_k = 1;       ///< K slices actually used: grid.z
-  int64_t k_per_split = 0;   ///< K extent of each slice, a multiple of the template's K granule
-  int64_t threads = 0;       ///< threads per block
-  int64_t smem_bytes = 0;    ///< dynamic shared memory per block
-  int64_t raster_group = 1;  ///< tile rows grouped together for L2 reuse
-  int64_t semaphores = 0;    ///< ints that must be zero when the kernel starts (it leaves them zero)
+  int64_t tiles = 0;            ///< output tiles: grid.x
+  int64_t split_k = 1;          ///< K slices actually used: grid.z
+  int64_t k_per_split = 0;      ///< K extent of each slice, a multiple of the template's K granule
+  int64_t threads = 0;          ///< threads per block
+  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
+  int64_t raster_group = 1;     ///< tile rows grouped together for L2 reuse
+  int64_t semaphores = 0;       ///< ints that must be zero when the kernel starts (it leaves them zero)
   int64_t workspace_bytes = 0;  ///< scratch for partial tiles of a parallel split-K reduction
-
-  /// Device memory a launch needs: the semaphores, then (16-byte aligned) the workspace.
-  int64_t scratch_bytes() const { return workspace_offset() + workspace_bytes; }
-  int64_t workspace_offset() const { return (semaphores * 4 + 15) / 16 * 16; }
 };
 
 /// One broken constraint of a config.
@@ -137,7 +133,8 @@ class Manifest {
 
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
-    bool parallel_split = false;  // slices write partial tiles and the last one sums them, vs. taking turns in C
+    bool parallel_split =
+        false;  // slices write partial tiles and the last one sums them, vs. taking turns in C
   } launch_;
 };
 

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "gemm_args.cuh"
 #include "cuda/check.hpp"
+#include "gemm_args.cuh"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::rtc {
@@ -27,22 +27,27 @@ int GemmKernel::occupancy_blocks(const LaunchGeometry& geometry) const {
                                    static_cast<size_t>(geometry.smem_bytes));
 }
 
-void* LaunchScratch::prepare(const LaunchGeometry& geometry, cudaStream_t stream) {
-  const auto bytes = static_cast<size_t>(geometry.scratch_bytes());
-  if (bytes == 0) return nullptr;
-  if (buffer_.bytes() < bytes) {
-    // Earlier launches on this stream may still use the old buffer.
+LaunchBuffers LaunchScratch::prepare(const LaunchGeometry& geometry, cudaStream_t stream) {
+  const auto semaphore_bytes = static_cast<size_t>(geometry.semaphores) * sizeof(int);
+  const auto workspace_bytes = static_cast<size_t>(geometry.workspace_bytes);
+  if (semaphores_.bytes() < semaphore_bytes || workspace_.bytes() < workspace_bytes) {
+    // Earlier launches on this stream may still use the old buffers.
     GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    buffer_ = cuda::DeviceBuffer(bytes);
-    GEMMFORGE_CUDA_CHECK(cudaMemset(buffer_.data(), 0, bytes));
+    if (semaphores_.bytes() < semaphore_bytes) {
+      semaphores_ = cuda::DeviceBuffer(semaphore_bytes);
+      GEMMFORGE_CUDA_CHECK(cudaMemset(semaphores_.data(), 0, semaphore_bytes));
+    }
+    if (workspace_.bytes() < workspace_bytes) workspace_ = cuda::DeviceBuffer(workspace_bytes);
   }
-  return buffer_.data();
+  return {semaphore_bytes > 0 ? semaphores_.as<int>() : nullptr,
+          workspace_bytes > 0 ? workspace_.as<float>() : nullptr};
 }
 
-void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, void* scratch,
+void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
                         cudaStream_t stream) const {
-  if (geometry.scratch_bytes() > 0 && scratch == nullptr) {
-    throw InvalidArgumentError("a split-K launch needs scratch memory (semaphores, workspace)");
+  if ((geometry.semaphores > 0 && buffers.semaphores == nullptr) ||
+      (geometry.workspace_bytes > 0 && buffers.workspace == nullptr)) {
+    throw InvalidArgumentError("a split-K launch needs its semaphores and workspace (see LaunchScratch)");
   }
   allow_smem(geometry.smem_bytes);
   GemmArgs args{};
@@ -60,10 +65,8 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.raster_group = static_cast<int>(geometry.raster_group);
   args.alpha = call.alpha;
   args.beta = call.beta;
-  args.semaphores = static_cast<int*>(scratch);
-  args.workspace = geometry.workspace_bytes > 0
-                       ? reinterpret_cast<float*>(static_cast<char*>(scratch) + geometry.workspace_offset())
-                       : nullptr;
+  args.semaphores = buffers.semaphores;
+  args.workspace = buffers.workspace;
   void* params[] = {&args};
   const dim3 grid(static_cast<unsigned>(geometry.tiles), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));

@@ -15,15 +15,22 @@
 
 namespace gemmforge::rtc {
 
-/// Device scratch for launches on one stream: grows to the largest geometry seen, keeping its semaphore
-/// ints zero. Growing synchronizes the stream, so it happens on a problem's first launch, not later ones.
+/// Device memory one launch needs besides its operands.
+struct LaunchBuffers {
+  int* semaphores = nullptr;   ///< geometry.semaphores ints, zero when the kernel starts and when it ends
+  float* workspace = nullptr;  ///< geometry.workspace_bytes of scratch
+};
+
+/// Launch memory for one stream, grown to the largest geometry seen. The semaphores live apart from the
+/// workspace so they stay zero between launches whatever the geometry. Growing synchronizes the stream,
+/// so it happens on a problem's first launch, not on later ones.
 class LaunchScratch {
  public:
-  /// Memory for a launch with this geometry on `stream` (null when it needs none).
-  void* prepare(const LaunchGeometry& geometry, cudaStream_t stream);
+  LaunchBuffers prepare(const LaunchGeometry& geometry, cudaStream_t stream);
 
  private:
-  cuda::DeviceBuffer buffer_;
+  cuda::DeviceBuffer semaphores_;
+  cuda::DeviceBuffer workspace_;
 };
 
 class GemmKernel {
@@ -42,10 +49,10 @@ class GemmKernel {
   /// Resident blocks per SM at this geometry.
   int occupancy_blocks(const LaunchGeometry& geometry) const;
 
-  /// Launches C = alpha op(A) op(B) + beta C. `scratch` holds geometry.scratch_bytes() bytes that no concurrent
-  /// launch uses, its first geometry.semaphores ints zero (they are zero again when the kernel ends); it may
-  /// be null when scratch_bytes() is 0. LaunchScratch provides such memory.
-  void launch(const KernelCall& call, const LaunchGeometry& geometry, void* scratch, cudaStream_t stream) const;
+  /// Launches C = alpha op(A) op(B) + beta C with the buffers its geometry needs (LaunchScratch provides
+  /// them; no concurrent launch may share them).
+  void launch(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
+              cudaStream_t stream) const;
 
  private:
   const KernelTemplate* template_;

@@ -24,8 +24,8 @@ struct Shape {
 
 // The seed narrowed to vector widths the problem's alignment allows (what the runtime's fallback does).
 Config fit_vectors(Config config, const KernelProblem& problem) {
-  config.set("VEC_A", std::min<int64_t>(config.at("VEC_A"), problem.align_a));
-  config.set("VEC_B", std::min<int64_t>(config.at("VEC_B"), problem.align_b));
+  if (auto v = config.find("VEC_A")) config.set("VEC_A", std::min<int64_t>(*v, problem.align_a));
+  if (auto v = config.find("VEC_B")) config.set("VEC_B", std::min<int64_t>(*v, problem.align_b));
   return config;
 }
 
