@@ -12,14 +12,17 @@ shift || true
 
 case "$mode" in
   stage)
+    # Built from the committed tree (a worktree of HEAD), so work in progress never reaches the GPU.
     "$here/scripts/install-deps.sh"
-    cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+    src=${GEMMFORGE_STAGE_TREE:-/tmp/gemmforge-stage}
+    [ -e "$src/.git" ] || git -C "$here" worktree add -f --detach "$src" HEAD > /dev/null
+    git -C "$src" checkout -q --detach "$(git -C "$here" rev-parse HEAD)"
+    cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
     targets="gemmforge_cli gemmforge_gpu_tests"
-    cmake --build "$here/build" --target help | grep -q gemmforge_worker && targets="$targets gemmforge_worker"
-    cmake --build "$here/build" -j "$(nproc)" --target $targets
+    cmake --build "$src/build" --target help | grep -q gemmforge_worker && targets="$targets gemmforge_worker"
+    cmake --build "$src/build" -j "$(nproc)" --target $targets
     rm -rf "$here/.gpu" && mkdir -p "$here/.gpu/bin"
-    cp "$here/build/bin/gemmforge" "$here/build/tests/gpu/gemmforge_gpu_tests" "$here/.gpu/bin/"
-    cp "$here/build/bin/gemmforge-worker" "$here/.gpu/bin/"  # tune measures in this process
+    cp "$src/build/bin/"* "$src/build/tests/gpu/gemmforge_gpu_tests" "$here/.gpu/bin/"
     strip "$here/.gpu/bin/"* 2>/dev/null || true
     du -sh "$here/.gpu"
     ;;
