@@ -3,12 +3,15 @@
 // while the MR rows of A stay in shared memory. A block covers MR rows x BN columns of C; its threads
 // split both the columns (TN each) and the block's K range (KT ways), summing their partial results in
 // shared memory. K slices of one tile (blockIdx.z) write partial tiles to a workspace, and the last slice
-// to arrive adds them up in slice order, so results do not depend on timing. Parameters come from
-// sgemm_skinny.json.
+// to arrive adds them up in slice order, so results do not depend on timing. With B_DIRECT (n-contiguous B
+// only) B skips shared memory: each thread loads its columns straight into registers, BK / KT rows at a
+// time so many loads are in flight, and the block's whole slice of A waits in shared memory. Parameters
+// come from sgemm_skinny.json.
 #include "gemm_common.cuh"
 
 #if !defined(MR) || !defined(BN) || !defined(BK) || !defined(TN) || !defined(KT) || !defined(STAGES) || \
-    !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) || !defined(A_TRANS) || !defined(B_TRANS)
+    !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) || !defined(A_TRANS) || !defined(B_TRANS) ||  \
+    !defined(B_DIRECT)
 #error "sgemm_skinny.cu needs every parameter of sgemm_skinny.json as a -D definition"
 #endif
 
@@ -18,6 +21,7 @@ constexpr int kColumnThreads = BN / TN;
 constexpr int kThreads = kColumnThreads * KT;
 static_assert(BN % TN == 0 && BK % KT == 0 && BN % 4 == 0, "threads must tile the block's columns and depth");
 static_assert(TN == 1 || TN == 2 || TN == 4, "a thread reads its columns as one vector");
+static_assert(!(B_DIRECT && B_TRANS), "direct loads of B need n-contiguous rows");
 
 // Both operands are kept k-major in shared memory: B as [BK][BN + 4], A as [BK][MR_PAD]. An operand that is
 // k-contiguous in global memory is transposed on the way in by 4-byte copies; the other is copied as is.
@@ -29,6 +33,24 @@ constexpr int kStage = kBTile + kATile;
 constexpr int kPipelineFloats = STAGES * kStage;
 constexpr int kReduceFloats = KT * MR * BN;
 constexpr unsigned kSmemBytes = (kPipelineFloats > kReduceFloats ? kPipelineFloats : kReduceFloats) * 4u;
+
+// TN columns of one row of B straight from global memory, streamed past the caches (read once). Columns at
+// or past `valid` read as zero.
+__device__ __forceinline__ void load_global_columns(float (&b)[TN], const float* src, int valid) {
+  if (valid >= TN) {
+    if constexpr (TN == 4) {
+      const float4 v = __ldcs(reinterpret_cast<const float4*>(src));
+      b[0] = v.x, b[1] = v.y, b[2] = v.z, b[3] = v.w;
+      return;
+    } else if constexpr (TN == 2) {
+      const float2 v = __ldcs(reinterpret_cast<const float2*>(src));
+      b[0] = v.x, b[1] = v.y;
+      return;
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < TN; ++t) b[t] = t < valid ? __ldcs(src + t) : 0.0f;
+}
 
 template <int kWidth>
 __device__ __forceinline__ void load_columns(float (&b)[TN], const float* src) {
@@ -96,35 +118,79 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
     for (int t = 0; t < TN; ++t) acc[m][t] = 0.0f;
   }
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    gf::cp_async_commit();
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    gf::cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = kt + STAGES - 1;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    gf::cp_async_commit();
-
-    const float* b_tile = smem + (kt % STAGES) * kStage;
-    const float* a_tile = b_tile + kBTile;
-#pragma unroll
-    for (int step = 0; step < BK / KT; ++step) {
-      const int k = step * KT + depth_thread;
-      float b[TN];
-      load_columns<TN>(b, b_tile + k * kBStride + column);
-#pragma unroll
-      for (int m = 0; m < MR; ++m) {
-        const float a = a_tile[k * kAStride + m];
-#pragma unroll
-        for (int t = 0; t < TN; ++t) acc[m][t] = fmaf(a, b[t], acc[m][t]);
+  if constexpr (B_DIRECT) {
+    // The block's slice of A, [k][m], then B row by row from global memory.
+    gf::require_dynamic_smem(static_cast<unsigned>(k_tiles * BK * kAStride * 4));
+    float* a_slice = smem;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int k0 = k_begin + kt * BK;
+      if constexpr (A_TRANS) {
+        gf::copy_tile<BK, MR, VEC_A, kAStride, kThreads>(a_slice + kt * BK * kAStride, A + k0 * args.lda + m0,
+                                                         args.lda, k_end - k0, M - m0, A);
+      } else {
+        gf::copy_tile_transposed<MR, BK, kAStride, kThreads>(
+            a_slice + kt * BK * kAStride, A + m0 * args.lda + k0, args.lda, M - m0, k_end - k0, A);
       }
     }
+    gf::cp_async_commit();
+    gf::cp_async_wait<0>();
+    __syncthreads();
+    const int valid_columns = N - (n0 + column);
+    const float* b_column = B + n0 + column;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int k0 = k_begin + kt * BK;
+      float b[BK / KT][TN];
+#pragma unroll
+      for (int step = 0; step < BK / KT; ++step) {
+        const int k = k0 + step * KT + depth_thread;
+        if (k < k_end) {
+          load_global_columns(b[step], b_column + static_cast<long long>(k) * args.ldb, valid_columns);
+        } else {
+#pragma unroll
+          for (int t = 0; t < TN; ++t) b[step][t] = 0.0f;
+        }
+      }
+#pragma unroll
+      for (int step = 0; step < BK / KT; ++step) {
+        const float* a_row = a_slice + (kt * BK + step * KT + depth_thread) * kAStride;
+#pragma unroll
+        for (int m = 0; m < MR; ++m) {
+#pragma unroll
+          for (int t = 0; t < TN; ++t) acc[m][t] = fmaf(a_row[m], b[step][t], acc[m][t]);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < k_tiles) load_stage(s, s);
+      gf::cp_async_commit();
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      gf::cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      const int next = kt + STAGES - 1;
+      if (next < k_tiles) load_stage(next % STAGES, next);
+      gf::cp_async_commit();
+
+      const float* b_tile = smem + (kt % STAGES) * kStage;
+      const float* a_tile = b_tile + kBTile;
+#pragma unroll
+      for (int step = 0; step < BK / KT; ++step) {
+        const int k = step * KT + depth_thread;
+        float b[TN];
+        load_columns<TN>(b, b_tile + k * kBStride + column);
+#pragma unroll
+        for (int m = 0; m < MR; ++m) {
+          const float a = a_tile[k * kAStride + m];
+#pragma unroll
+          for (int t = 0; t < TN; ++t) acc[m][t] = fmaf(a, b[t], acc[m][t]);
+        }
+      }
+    }
+    gf::cp_async_wait<0>();
   }
-  gf::cp_async_wait<0>();
-  __syncthreads();  // the pipeline's shared memory is reused below
+  __syncthreads();  // the pipeline's (or A slice's) shared memory is reused below
 
   // Sum over the KT depth threads: each writes its MR x TN partial, then every thread sums a share of
   // the tile's MR x BN outputs, as runs of 4 columns, in depth order.
