@@ -32,7 +32,9 @@ constexpr int kATile = BK * kAStride;
 constexpr int kStage = kBTile + kATile;
 constexpr int kPipelineFloats = STAGES * kStage;
 constexpr int kReduceFloats = KT * MR * BN;
-constexpr unsigned kSmemBytes = (kPipelineFloats > kReduceFloats ? kPipelineFloats : kReduceFloats) * 4u;
+// Direct mode needs no pipeline; its slice of A depends on the launch and is checked there.
+constexpr int kStagedFloats = B_DIRECT ? 0 : kPipelineFloats;
+constexpr unsigned kSmemBytes = (kStagedFloats > kReduceFloats ? kStagedFloats : kReduceFloats) * 4u;
 
 // TN columns of one row of B straight from global memory, streamed past the caches (read once). Columns at
 // or past `valid` read as zero.
