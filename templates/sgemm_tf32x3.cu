@@ -2,16 +2,16 @@
 // big = tf32(x) and small = tf32(x - big), and big*big + big*small + small*big is computed with
 // mma.sync m16n8k8 (sm_80+). Dropping small*small costs about 2^-22 relative per product, the order of
 // FP32 rounding itself. The tensor cores round their accumulator toward zero, which over long chains adds
-// up to a bias (2.9e-5 relative at K = 4096 when measured); so each 8-deep k-step is summed from zero in
-// the tensor core and then added into FP32 registers with round-to-nearest adds. Every tuning trial still
-// verifies the result against cuBLAS SGEMM.
+// up to a bias (2.9e-5 relative at K = 4096 when measured); so every FOLD_K k-steps the tensor cores start
+// a fresh partial sum, which is then added into FP32 registers with round-to-nearest adds. Every tuning
+// trial still verifies the result against cuBLAS SGEMM.
 // Tiling: a block computes BM x BN, staging BK-deep slices through a STAGES-deep cp.async pipeline; each
 // warp owns WM x WN, i.e. (WM / 16) x (WN / 8) mma tiles. Parameters come from sgemm_tf32x3.json.
 #include "gemm_common.cuh"
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) || !defined(STAGES) || \
     !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) || !defined(PAD_A) || !defined(PAD_B) ||      \
-    !defined(MIN_BLOCKS) || !defined(A_TRANS) || !defined(B_TRANS)
+    !defined(MIN_BLOCKS) || !defined(A_TRANS) || !defined(B_TRANS) || !defined(FOLD_K)
 #error "sgemm_tf32x3.cu needs every parameter of sgemm_tf32x3.json as a -D definition"
 #endif
 
@@ -24,6 +24,8 @@ constexpr int kTilesN = WN / 8;   // and along N
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0,
               "warp tiles must tile the block tile, and mma tiles the warp tile");
 static_assert(STAGES >= 2, "the pipeline needs at least two stages");
+static_assert(FOLD_K % 8 == 0 && BK % FOLD_K == 0,
+              "partial sums fold within a stage, whole k-steps at a time");
 
 // Shared memory keeps each operand as it lies in global memory, so copies are straight vector copies:
 // A as [BM][BK + PAD_A] when k-contiguous (A_TRANS == 0) or [BK][BM + PAD_A]; B as [BK][BN + PAD_B] when
@@ -40,16 +42,13 @@ constexpr int kBTile = kBKMajor ? BN * kBStride : BK * kBStride;
 constexpr int kStage = kATile + kBTile;
 constexpr unsigned kSmemBytes = STAGES * kStage * 4u;
 
-// Rounds to TF32 (10 mantissa bits) half away from zero: adding half a TF32 ulp to the bit pattern rounds
-// the magnitude, masking drops the rest. Two integer operations at full rate, unlike a conversion.
-__device__ __forceinline__ unsigned to_tf32(float x) {
-  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-}
-
-// Splits x into a TF32 head and a TF32 tail with x ~= head + tail (x - head is exact in FP32).
+// Splits x into a TF32 head and tail with x ~= head + tail. The head is x rounded half away from zero to
+// TF32's 10 mantissa bits (add half a TF32 ulp to the bit pattern, drop the rest); x - head is exact in
+// FP32 and goes to the tensor core as is, which reads only its top 19 bits (truncation: the tail's own
+// error is below 2^-21 of x). Three full-rate operations instead of two conversions.
 __device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
-  big = to_tf32(x);
-  small = to_tf32(x - __uint_as_float(big));
+  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big));
 }
 
 __device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
@@ -144,6 +143,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
   const int t = lane % 4;  // thread in group: fragment k-pair (A, B) or column pair (C)
 
   float acc[kTilesM][kTilesN][4];
+  float part[kTilesM][kTilesN][4];  // the tensor cores' partial sum of the current fold
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
@@ -176,18 +176,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
       for (int i = 0; i < kTilesM; ++i) load_a(a_tile, warp_row + 16 * i, k, g, t, a_big[i], a_small[i]);
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) load_b(b_tile, k, warp_col + 8 * j, g, t, b_big[j], b_small[j]);
-        // The small cross terms first, then the large product, summed from zero in the tensor core; the
-        // FP32 adds into acc round to nearest.
+      // The small cross terms first, then the large product, into a partial sum the tensor cores started
+      // at the first k-step of this fold; at its last k-step the FP32 adds into acc round to nearest.
+      const bool fold_begins = k % FOLD_K == 0;
+      const bool fold_ends = (k + 8) % FOLD_K == 0;
 #pragma unroll
       for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
         for (int j = 0; j < kTilesN; ++j) {
-          float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-          mma(part, a_small[i], b_big[j]);
-          mma(part, a_big[i], b_small[j]);
-          mma(part, a_big[i], b_big[j]);
+          if (fold_begins) part[i][j][0] = part[i][j][1] = part[i][j][2] = part[i][j][3] = 0.0f;
+          mma(part[i][j], a_small[i], b_big[j]);
+          mma(part[i][j], a_big[i], b_small[j]);
+          mma(part[i][j], a_big[i], b_big[j]);
+          if (fold_ends) {
 #pragma unroll
-          for (int r = 0; r < 4; ++r) acc[i][j][r] += part[r];
+            for (int r = 0; r < 4; ++r) acc[i][j][r] += part[i][j][r];
+          }
         }
       }
     }
