@@ -83,6 +83,49 @@ __device__ __forceinline__ void copy_tile_transposed(float* smem, const float* g
   }
 }
 
+// Copies a kRows x kCols tile whose rows are contiguous but not 16-byte aligned (an odd leading dimension)
+// with 16-byte copies anyway: row r is fetched from the 16-byte boundary at or before its first element,
+// so its column c lands at smem[r * kStride + realign_shift(element_offset, ld, r) + c] (kStride must be at
+// least kCols + 4). `element_offset` is the tile's first element's offset in floats from a 16-byte
+// boundary. Rows >= rows_valid and columns >= cols_valid are zero-filled; the few floats before a row's
+// first column are copied too (they are never read), except where they would lie before the matrix
+// itself (`base`), which is copied float by float.
+__device__ __forceinline__ int realign_shift(int element_offset, long long ld, int row) {
+  return static_cast<int>((element_offset + row * ld) & 3);
+}
+
+template <int kRows, int kCols, int kStride, int kThreads>
+__device__ __forceinline__ void copy_tile_realigned(float* smem, const float* gmem, long long ld,
+                                                    int rows_valid, int cols_valid, int element_offset,
+                                                    const float* base) {
+  static_assert(kStride >= kCols + 4, "a realigned row needs room for its shift");
+  constexpr int kChunksPerRow = kCols / 4 + 1;
+  constexpr int kChunks = kRows * kChunksPerRow;
+#pragma unroll
+  for (int first = 0; first < kChunks; first += kThreads) {
+    const int chunk = first + static_cast<int>(threadIdx.x);
+    if (kChunks % kThreads == 0 || chunk < kChunks) {
+      const int row = chunk / kChunksPerRow;
+      const int slot = chunk % kChunksPerRow;
+      const int col = slot * 4 - realign_shift(element_offset, ld, row);  // first column; may be negative
+      const int valid = row < rows_valid ? imax(0, imin(4, cols_valid - col)) : 0;
+      float* dst = smem + row * kStride + slot * 4;
+      const float* src = gmem + row * ld + col;
+      if (valid == 0) {
+        cp_async<4>(dst, base, 0);
+      } else if (src >= base) {
+        cp_async<4>(dst, src, valid * 4);
+      } else {
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const bool inside = src + v >= base && v < valid;
+          cp_async<1>(dst + v, inside ? src + v : base, inside ? 4 : 0);
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Tile rasterization: consecutive blocks walk `group` tile rows down one tile column before moving right,
 // so the A rows and B columns they read stay in L2.

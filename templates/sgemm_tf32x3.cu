@@ -11,7 +11,8 @@
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) || !defined(STAGES) || \
     !defined(VEC_A) || !defined(VEC_B) || !defined(VEC_C) || !defined(PAD_A) || !defined(PAD_B) ||      \
-    !defined(MIN_BLOCKS) || !defined(A_TRANS) || !defined(B_TRANS) || !defined(FOLD_K)
+    !defined(MIN_BLOCKS) || !defined(A_TRANS) || !defined(B_TRANS) || !defined(FOLD_K) ||               \
+    !defined(B_REALIGN)
 #error "sgemm_tf32x3.cu needs every parameter of sgemm_tf32x3.json as a -D definition"
 #endif
 
@@ -35,6 +36,9 @@ static_assert(FOLD_K % 8 == 0 && BK % FOLD_K == 0,
 // load free of bank conflicts: k-contiguous rows span 8 or 24 banks (mod 32), the others 4 (mod 16).
 constexpr bool kAKMajor = !A_TRANS;
 constexpr bool kBKMajor = B_TRANS;
+// An n-contiguous B whose rows are not 16-byte aligned may still be copied 16 bytes at a time: each row is
+// fetched from the boundary before it and read back at its shift (see copy_tile_realigned).
+constexpr bool kBRealign = B_REALIGN && !B_TRANS;
 constexpr int kAStride = kAKMajor ? BK + PAD_A : BM + PAD_A;
 constexpr int kBStride = kBKMajor ? BK + PAD_B : BN + PAD_B;
 constexpr int kATile = kAKMajor ? BM * kAStride : BK * kAStride;
@@ -78,16 +82,17 @@ __device__ __forceinline__ void load_a(const float* tile, int row, int k, int g,
   for (int i = 0; i < 4; ++i) split(v[i], big[i], small[i]);
 }
 
-// A fragment of the 8 x 8 tile at (k, col): b0 = (2t, g), b1 = (2t + 1, g).
-__device__ __forceinline__ void load_b(const float* tile, int k, int col, int g, int t, unsigned (&big)[2],
-                                       unsigned (&small)[2]) {
+// A fragment of the 8 x 8 tile at (k, col): b0 = (2t, g), b1 = (2t + 1, g). `shift0` and `shift1` are the
+// realignment shifts of rows k + 2t and k + 2t + 1 (zero unless B_REALIGN).
+__device__ __forceinline__ void load_b(const float* tile, int k, int col, int g, int t, int shift0,
+                                       int shift1, unsigned (&big)[2], unsigned (&small)[2]) {
   float v[2];
   if constexpr (kBKMajor) {
     const float2 pair = *reinterpret_cast<const float2*>(tile + (col + g) * kBStride + k + 2 * t);
     v[0] = pair.x, v[1] = pair.y;
   } else {
-    v[0] = tile[(k + 2 * t) * kBStride + col + g];
-    v[1] = tile[(k + 2 * t + 1) * kBStride + col + g];
+    v[0] = tile[(k + 2 * t) * kBStride + col + g + shift0];
+    v[1] = tile[(k + 2 * t + 1) * kBStride + col + g + shift1];
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i) split(v[i], big[i], small[i]);
@@ -105,6 +110,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
   float* C = static_cast<float*>(args.c);
   const int M = args.m;
   const int N = args.n;
+  // B's first element's offset in floats from a 16-byte boundary (realigned copies only).
+  const int b_offset = static_cast<int>((reinterpret_cast<unsigned long long>(B) >> 2) & 3);
 
   int tile_m, tile_n;
   gf::tile_coordinates((M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
@@ -129,6 +136,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
     if constexpr (kBKMajor) {
       gf::copy_tile<BN, BK, VEC_B, kBStride, kThreads>(b_tile, B + n0 * args.ldb + k0, args.ldb, N - n0,
                                                        k_end - k0, B);
+    } else if constexpr (kBRealign) {
+      gf::copy_tile_realigned<BK, BN, kBStride, kThreads>(
+          b_tile, B + k0 * args.ldb + n0, args.ldb, k_end - k0, N - n0,
+          static_cast<int>((b_offset + k0 * args.ldb + n0) & 3), B);
     } else {
       gf::copy_tile<BK, BN, VEC_B, kBStride, kThreads>(b_tile, B + k0 * args.ldb + n0, args.ldb, k_end - k0,
                                                        N - n0, B);
@@ -174,8 +185,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
       unsigned b_big[kTilesN][2], b_small[kTilesN][2];
 #pragma unroll
       for (int i = 0; i < kTilesM; ++i) load_a(a_tile, warp_row + 16 * i, k, g, t, a_big[i], a_small[i]);
+      int shift0 = 0, shift1 = 0;
+      if constexpr (kBRealign) {
+        const int row = k_begin + kt * BK + k + 2 * t;  // global k of fragment row 2t
+        shift0 = gf::realign_shift(b_offset + n0, args.ldb, row);
+        shift1 = gf::realign_shift(b_offset + n0, args.ldb, row + 1);
+      }
 #pragma unroll
-      for (int j = 0; j < kTilesN; ++j) load_b(b_tile, k, warp_col + 8 * j, g, t, b_big[j], b_small[j]);
+      for (int j = 0; j < kTilesN; ++j) {
+        load_b(b_tile, k, warp_col + 8 * j, g, t, shift0, shift1, b_big[j], b_small[j]);
+      }
       // The small cross terms first, then the large product, into a partial sum the tensor cores started
       // at the first k-step of this fold; at its last k-step the FP32 adds into acc round to nearest.
       const bool fold_begins = k % FOLD_K == 0;

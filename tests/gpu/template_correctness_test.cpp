@@ -55,6 +55,25 @@ class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::s
     return fmt::format("{} on {}: {}", config.key(), c.describe(), r.describe());
   }
 
+  // The seeds, plus the first seed with each optional copy mode switched on, so those paths run on
+  // every shape of the matrix (they matter exactly for the unaligned ones).
+  static std::vector<Config> seeds_and_variants() {
+    std::vector<Config> configs = tmpl().manifest.seeds();
+    for (const char* mode : {"B_REALIGN", "XPOSE_A", "XPOSE_B", "B_DIRECT"}) {
+      if (tmpl().manifest.find_parameter(mode) == nullptr) continue;
+      for (const Config& seed : tmpl().manifest.seeds()) {
+        if (seed.at(mode) != 0) continue;
+        Config variant = seed;
+        variant.set(mode, 1);
+        if (tmpl().manifest.violations(variant).empty()) {
+          configs.push_back(variant);
+          break;
+        }
+      }
+    }
+    return configs;
+  }
+
   // Every spec the cases will need, compiled in one parallel batch.
   void precompile(const std::vector<Config>& configs, const std::vector<GemmCase>& cases) {
     std::vector<rtc::KernelSpec> specs;
@@ -93,7 +112,7 @@ TEST_P(TemplateTest, SeedConfigsMatchCublasOverTheCorrectnessMatrix) {
       }
     }
   }
-  const std::vector<Config>& seeds = tmpl().manifest.seeds();
+  const std::vector<Config> seeds = seeds_and_variants();
   precompile(seeds, cases);
   std::vector<std::string> failures;
   int checked = 0;
@@ -160,7 +179,7 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
 
 // Small enough to run under compute-sanitizer: every seed and a split-K config on edge shapes.
 TEST_P(TemplateTest, EdgeShapesForSanitizer) {
-  std::vector<Config> configs = tmpl().manifest.seeds();
+  std::vector<Config> configs = seeds_and_variants();
   Config split = configs.back();
   split.set("SPLIT_K", 2);
   configs.push_back(split);
