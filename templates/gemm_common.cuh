@@ -88,8 +88,7 @@ __device__ __forceinline__ void copy_tile_transposed(float* smem, const float* g
 // so its column c lands at smem[r * kStride + realign_shift(element_offset, ld, r) + c] (kStride must be at
 // least kCols + 4). `element_offset` is the tile's first element's offset in floats from a 16-byte
 // boundary. Rows >= rows_valid and columns >= cols_valid are zero-filled; the few floats before a row's
-// first column are copied too (they are never read), except where they would lie before the matrix
-// itself (`base`), which is copied float by float.
+// first column are copied too (they are never read). Chunks at a row's ends go float by float.
 __device__ __forceinline__ int realign_shift(int element_offset, long long ld, int row) {
   return static_cast<int>((element_offset + row * ld) & 3);
 }
@@ -111,14 +110,14 @@ __device__ __forceinline__ void copy_tile_realigned(float* smem, const float* gm
       const int valid = row < rows_valid ? imax(0, imin(4, cols_valid - col)) : 0;
       float* dst = smem + row * kStride + slot * 4;
       const float* src = gmem + row * ld + col;
-      if (valid == 0) {
-        cp_async<4>(dst, base, 0);
-      } else if (src >= base) {
-        cp_async<4>(dst, src, valid * 4);
+      if (valid == 4 && src >= base) {
+        cp_async<4>(dst, src, 16);
       } else {
+        // An edge chunk: a 16-byte copy would touch memory past the row's end (or before the matrix),
+        // which may lie outside the allocation even when fewer bytes are requested, so copy float by float.
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
-          const bool inside = src + v >= base && v < valid;
+          const bool inside = v < valid && src + v >= base;
           cp_async<1>(dst + v, inside ? src + v : base, inside ? 4 : 0);
         }
       }
