@@ -42,7 +42,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // Copies a kRows x kCols tile whose columns run contiguously in global memory (row r starts at
 // gmem + r * ld) into shared memory rows of kStride floats, kWidth floats per copy, kThreads cooperating.
 // Rows >= rows_valid and columns >= cols_valid are zero-filled; `fallback` is any readable address,
-// used in place of addresses outside the matrix.
+// used in place of addresses outside the matrix (a copy of zero bytes reads nothing).
 template <int kRows, int kCols, int kWidth, int kStride, int kThreads>
 __device__ __forceinline__ void copy_tile(float* smem, const float* gmem, long long ld, int rows_valid,
                                           int cols_valid, const float* fallback) {
@@ -56,8 +56,17 @@ __device__ __forceinline__ void copy_tile(float* smem, const float* gmem, long l
       const int row = chunk / kChunksPerRow;
       const int col = (chunk % kChunksPerRow) * kWidth;
       const int valid = row < rows_valid ? imax(0, imin(kWidth, cols_valid - col)) : 0;
-      const float* src = valid > 0 ? gmem + row * ld + col : fallback;
-      cp_async<kWidth>(smem + row * kStride + col, src, valid * 4);
+      float* dst = smem + row * kStride + col;
+      if (valid == kWidth || valid == 0) {
+        cp_async<kWidth>(dst, valid > 0 ? gmem + row * ld + col : fallback, valid * 4);
+      } else {
+        // A chunk straddling the row's end: a vector access could run past the allocation, so the valid
+        // floats go one by one and the rest is zero-filled.
+#pragma unroll
+        for (int v = 0; v < kWidth; ++v) {
+          cp_async<1>(dst + v, v < valid ? gmem + row * ld + col + v : fallback, v < valid ? 4 : 0);
+        }
+      }
     }
   }
 }
