@@ -43,6 +43,10 @@ LaunchBuffers LaunchScratch::prepare(const LaunchGeometry& geometry, cudaStream_
           workspace_bytes > 0 ? workspace_.as<float>() : nullptr};
 }
 
+void LaunchScratch::reset(cudaStream_t stream) {
+  if (semaphores_.bytes() > 0) semaphores_.zero(stream);
+}
+
 void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
                         cudaStream_t stream) const {
   if ((geometry.semaphores > 0 && buffers.semaphores == nullptr) ||

@@ -27,6 +27,9 @@ struct LaunchBuffers {
 class LaunchScratch {
  public:
   LaunchBuffers prepare(const LaunchGeometry& geometry, cudaStream_t stream);
+  /// Zeroes the semaphores again, for callers that run kernels they do not trust (a kernel that failed
+  /// midway may leave them set, and the next one would wait forever).
+  void reset(cudaStream_t stream);
 
  private:
   cuda::DeviceBuffer semaphores_;

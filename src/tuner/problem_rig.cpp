@@ -122,6 +122,8 @@ Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const TimingOpti
   }
   const LaunchGeometry geometry = kernel.geometry(problem_);
   cudaStream_t s = stream_.get();
+  // The previous candidate may have failed with its split-K semaphores set.
+  scratch_.reset(s);
   const int64_t c_elements = problem_.m * ldc_;
   // Pass 1: beta = 0 over a NaN-poisoned C must equal alpha AB exactly where written, everywhere.
   utilities_.fill_bits(c_.data(), c_elements, rtc::UtilityKernels::kPoison, s);

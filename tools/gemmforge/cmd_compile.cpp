@@ -2,12 +2,17 @@
 // no GPU.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <random>
 
 #include "cli_common.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
+#include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "tuner/space.hpp"
 
 namespace gemmforge::cli {
 namespace {
@@ -22,13 +27,50 @@ struct CompileOptions {
   std::string order = "row";
   std::string output;
   bool log = false;
+  int sample = 0;
+  unsigned threads = 0;
+  uint64_t sample_seed = 1;
 };
+
+// Compiles `sample` random configs of the problem's space on `threads` threads and reports the compile
+// time per kernel and the throughput: what tuning pays before it can measure anything.
+int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  const DeviceInfo device = DeviceInfo::nominal(o.arch);
+  const tuner::Space space = tuner::Space::build(tmpl, device, problem);
+  if (space.empty()) throw InvalidArgumentError("the space is empty for this problem");
+  std::mt19937_64 rng(o.sample_seed);
+  std::vector<rtc::CompileRequest> requests;
+  for (int i = 0; i < o.sample; ++i) {
+    const Config config = space.config(rng() % space.size());
+    requests.push_back(rtc::make_spec(tmpl, config, problem, o.arch, &device).request(library));
+  }
+  const unsigned threads = o.threads == 0 ? rtc::default_compile_threads() : o.threads;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<rtc::CompileResult> results = rtc::compile_all(requests, threads);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> times;
+  int failed = 0;
+  for (const rtc::CompileResult& r : results) {
+    times.push_back(r.compile_ms);
+    failed += r.ok ? 0 : 1;
+  }
+  std::sort(times.begin(), times.end());
+  fmt::print(
+      "{} configs of {} for {} ({}) on {} thread(s): median {:.0f} ms per kernel (min {:.0f}, max {:.0f}), "
+      "{:.1f} kernels/s, {} failed\n",
+      results.size(), tmpl.manifest.name(), o.arch, problem.to_string(), threads, times[times.size() / 2],
+      times.front(), times.back(), results.size() / wall_s, failed);
+  return failed == 0 ? 0 : 1;
+}
 
 int run_compile(const CompileOptions& o) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const KernelTemplate& tmpl = library.get(o.template_name);
   Config config;
-  if (o.seed >= 0) {
+  if (o.sample > 0) {
+    // Configs come from the space; checked below.
+  } else if (o.seed >= 0) {
     if (o.seed >= static_cast<int>(tmpl.manifest.seeds().size())) {
       throw InvalidArgumentError(
           fmt::format("template {} has {} seed configs", tmpl.manifest.name(), tmpl.manifest.seeds().size()));
@@ -37,11 +79,12 @@ int run_compile(const CompileOptions& o) {
   } else if (!o.config.empty()) {
     config = Config::parse_key(tmpl.manifest.name(), o.config);
   } else {
-    throw InvalidArgumentError("give --config NAME=VALUE,... or --seed N");
+    throw InvalidArgumentError("give --config NAME=VALUE,..., --seed N or --sample N");
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
   const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, tmpl.manifest.dtype());
+  if (o.sample > 0) return run_compile_sample(o, tmpl, problem);
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
   const rtc::CompileResult result = rtc::compile(spec.request(library));
@@ -86,6 +129,10 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Write the cubin to this file");
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
+  cmd->add_option("--sample", o->sample,
+                  "Instead: compile N random configs of the space and report compile times");
+  cmd->add_option("--threads", o->threads, "Compile threads for --sample (default: all hardware threads)");
+  cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
   return {cmd, [o] { return run_compile(*o); }};
 }
 
