@@ -76,6 +76,39 @@ case "$mode" in
           gemmforge report --db "$out/tune.db" | tee -a "$out/tune.log"
           grep -E "^Tuned|kernels/s" "$out/tune.log" >> "$summary" || true
           ;;
+        compile-rate)
+          # NVRTC compile time per kernel and throughput, on 1 thread and on every hardware thread.
+          for t in sgemm_tf32x3 sgemm_simt; do
+            for threads in 1 "$(nproc)"; do
+              gemmforge compile --template "$t" --shape 4096x4096x4096 --arch sm_90 --sample 48 --threads "$threads" |
+                tee -a "$summary"
+            done
+          done
+          ;;
+        replay)
+          # Exhaustive runs over pinned sub-spaces of three problems: the recorded tables the replay test uses.
+          pins="--template sgemm_tf32x3 --pin VEC_A=4 --pin VEC_B=4 --pin B_REALIGN=0 --pin MIN_BLOCKS=1 --pin FOLD_K=8 --pin STAGES=3"
+          mkdir -p "$out/replay"
+          for job in "1024x1024x1024 1" "4096x4096x4096 8" "2048x2048x16384 8"; do
+            set -- $job
+            rm -f "$out/replay/$1.db"*
+            gemmforge tune --quiet --db "$out/replay/$1.db" --shape "$1" --strategy exhaustive --max-evals 0 $pins \
+              --pin RASTER="$2" | tail -3 | tee -a "$summary"
+            gemmforge export --db "$out/replay/$1.db" --format json --all-trials -o "$out/replay/$1.json"
+          done
+          ;;
+        suite)
+          # The shape suite tuned with the default strategy into a fresh database, then the benchmark of the
+          # public API against cuBLAS on it, and the results exported for shipping.
+          rm -f "$out/suite.db"*
+          gemmforge tune --db "$out/suite.db" --shapes "$here/shapes/fp32-suite.txt" ${TUNE_ARGS:-} \
+            2> "$out/suite-progress.log" | tee "$out/suite-tune.log" | tail -30
+          gemmforge bench --db "$out/suite.db" --shapes "$here/shapes/fp32-suite.txt" --csv "$out/bench.csv" \
+            --plot "$out/bench.svg" | tee "$out/bench.log"
+          gemmforge export --db "$out/suite.db" --format json -o "$out/tuned.json"
+          gemmforge report --db "$out/suite.db" --top 3 > "$out/report.txt"
+          tail -18 "$out/bench.log" >> "$summary"
+          ;;
         sass)
           # Instruction mix of the first seed's cubin, to see what competes with the FFMAs.
           gemmforge compile --seed 0 --arch "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d . | sed 's/^/sm_/')" \
