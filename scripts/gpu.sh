@@ -95,6 +95,7 @@ case "$mode" in
             gemmforge tune --quiet --db "$out/replay/$1.db" --shape "$1" --strategy exhaustive --max-evals 0 $pins \
               --pin RASTER="$2" | tail -3 | tee -a "$summary"
             gemmforge export --db "$out/replay/$1.db" --format json --all-trials -o "$out/replay/$1.json"
+            rm -f "$out/replay/$1.db"*  # the JSON holds every trial; keep what comes back small
           done
           ;;
         suite)
@@ -102,11 +103,12 @@ case "$mode" in
           # public API against cuBLAS on it, and the results exported for shipping.
           rm -f "$out/suite.db"*
           gemmforge tune --db "$out/suite.db" --shapes "$here/shapes/fp32-suite.txt" ${TUNE_ARGS:-} \
-            2> "$out/suite-progress.log" | tee "$out/suite-tune.log" | tail -30
+            2> /tmp/suite-progress.log | tee "$out/suite-tune.log" | tail -30
           gemmforge bench --db "$out/suite.db" --shapes "$here/shapes/fp32-suite.txt" --csv "$out/bench.csv" \
             --plot "$out/bench.svg" | tee "$out/bench.log"
           gemmforge export --db "$out/suite.db" --format json -o "$out/tuned.json"
           gemmforge report --db "$out/suite.db" --top 3 > "$out/report.txt"
+          rm -f "$out/suite.db-wal" "$out/suite.db-shm"
           tail -18 "$out/bench.log" >> "$summary"
           ;;
         sass)
