@@ -1,0 +1,148 @@
+// The C API (gemmforge.h): argument checks with cuBLAS's contract, then the C++ runtime.
+#include "gemmforge/gemmforge.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+
+#include "core/problem.hpp"
+#include "runtime/capi_dispatch.hpp"
+#include "runtime/runtime.hpp"
+
+struct gemmforgeContext {
+  explicit gemmforgeContext(const gemmforge::RuntimeOptions& options) : runtime(options) {}
+  gemmforge::runtime::Runtime runtime;
+  std::atomic<cudaStream_t> stream{
+      nullptr};  // atomic: threads sharing a handle may read it while one sets it
+};
+
+namespace {
+
+using gemmforge::capi::dispatch;
+using gemmforge::capi::fail;
+
+gemmforge::Op to_op(gemmforgeOperation_t op, const char* name) {
+  switch (op) {
+    case GEMMFORGE_OP_N:
+      return gemmforge::Op::kN;
+    case GEMMFORGE_OP_T:
+    case GEMMFORGE_OP_C:  // real data: the conjugate transpose is the transpose
+      return gemmforge::Op::kT;
+  }
+  throw gemmforge::InvalidArgumentError(fmt::format(
+      "{} = {} is not GEMMFORGE_OP_N, GEMMFORGE_OP_T or GEMMFORGE_OP_C", name, static_cast<int>(op)));
+}
+
+gemmforgeStatus_t no_handle(const char* function) {
+  return fail(GEMMFORGE_STATUS_NOT_INITIALIZED, function,
+              "the handle is NULL; create one with gemmforgeCreate");
+}
+
+gemmforgeStatus_t create(const char* function, gemmforgeHandle_t* handle, const char* path) {
+  return dispatch(function, [&] {
+    if (handle == nullptr) {
+      throw gemmforge::InvalidArgumentError(
+          "handle is a NULL pointer; pass the address of a gemmforgeHandle_t");
+    }
+    *handle = nullptr;
+    gemmforge::RuntimeOptions options;
+    if (path != nullptr) options.database_path = path;
+    *handle = new gemmforgeContext(options);
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+gemmforgeStatus_t gemmforgeCreate(gemmforgeHandle_t* handle) {
+  return create("gemmforgeCreate", handle, nullptr);
+}
+
+gemmforgeStatus_t gemmforgeCreateWithDatabase(gemmforgeHandle_t* handle, const char* path) {
+  return create("gemmforgeCreateWithDatabase", handle, path);
+}
+
+gemmforgeStatus_t gemmforgeDestroy(gemmforgeHandle_t handle) {
+  return dispatch("gemmforgeDestroy", [&] {
+    if (handle == nullptr) return no_handle("gemmforgeDestroy");
+    delete handle;
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+gemmforgeStatus_t gemmforgeSetStream(gemmforgeHandle_t handle, struct CUstream_st* stream) {
+  return dispatch("gemmforgeSetStream", [&] {
+    if (handle == nullptr) return no_handle("gemmforgeSetStream");
+    handle->stream.store(stream, std::memory_order_relaxed);
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+gemmforgeStatus_t gemmforgeGetStream(gemmforgeHandle_t handle, struct CUstream_st** stream) {
+  return dispatch("gemmforgeGetStream", [&] {
+    if (handle == nullptr) return no_handle("gemmforgeGetStream");
+    if (stream == nullptr) throw gemmforge::InvalidArgumentError("stream is a NULL pointer");
+    *stream = handle->stream.load(std::memory_order_relaxed);
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+gemmforgeStatus_t gemmforgeSgemm(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                 gemmforgeOperation_t transb, int m, int n, int k, const float* alpha,
+                                 const float* A, int lda, const float* B, int ldb, const float* beta,
+                                 float* C, int ldc) {
+  return dispatch("gemmforgeSgemm", [&] {
+    // Arguments first, so a wrong call reads the same with or without a handle, and no CUDA call is made.
+    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
+    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
+    gemmforge::GemmCall call;
+    call.order = gemmforge::Order::kColMajor;
+    call.op_a = to_op(transa, "transa");
+    call.op_b = to_op(transb, "transb");
+    call.m = m, call.n = n, call.k = k;
+    call.alpha = *alpha, call.beta = *beta;
+    call.a = A, call.lda = lda;
+    call.b = B, call.ldb = ldb;
+    call.c = C, call.ldc = ldc;
+    gemmforge::validate(call);
+    if (handle == nullptr) return no_handle("gemmforgeSgemm");
+    handle->runtime.gemm(call, handle->stream.load(std::memory_order_relaxed));
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+const char* gemmforgeGetStatusString(gemmforgeStatus_t status) {
+  switch (status) {
+    case GEMMFORGE_STATUS_SUCCESS:
+      return "GEMMFORGE_STATUS_SUCCESS";
+    case GEMMFORGE_STATUS_NOT_INITIALIZED:
+      return "GEMMFORGE_STATUS_NOT_INITIALIZED";
+    case GEMMFORGE_STATUS_INVALID_VALUE:
+      return "GEMMFORGE_STATUS_INVALID_VALUE";
+    case GEMMFORGE_STATUS_NO_DEVICE:
+      return "GEMMFORGE_STATUS_NO_DEVICE";
+    case GEMMFORGE_STATUS_ARCH_MISMATCH:
+      return "GEMMFORGE_STATUS_ARCH_MISMATCH";
+    case GEMMFORGE_STATUS_ALLOC_FAILED:
+      return "GEMMFORGE_STATUS_ALLOC_FAILED";
+    case GEMMFORGE_STATUS_EXECUTION_FAILED:
+      return "GEMMFORGE_STATUS_EXECUTION_FAILED";
+    case GEMMFORGE_STATUS_COMPILE_ERROR:
+      return "GEMMFORGE_STATUS_COMPILE_ERROR";
+    case GEMMFORGE_STATUS_DATABASE_ERROR:
+      return "GEMMFORGE_STATUS_DATABASE_ERROR";
+    case GEMMFORGE_STATUS_NOT_SUPPORTED:
+      return "GEMMFORGE_STATUS_NOT_SUPPORTED";
+    case GEMMFORGE_STATUS_INTERNAL_ERROR:
+      return "GEMMFORGE_STATUS_INTERNAL_ERROR";
+  }
+  return "GEMMFORGE_STATUS_UNKNOWN";
+}
+
+const char* gemmforgeGetLastErrorMessage(void) {
+  return gemmforge::capi::last_error();
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+// Re-checking stored configs against the template manifests.
+#include "runtime/config_check.hpp"
+
+#include <fmt/format.h>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge::runtime {
+namespace {
+
+// Throws InvalidArgumentError unless the template computes the problem's dtype.
+void check_dtype(const Manifest& manifest, const KernelProblem& problem) {
+  if (manifest.dtype() != problem.dtype) {
+    throw InvalidArgumentError(fmt::format("template {} computes {}, the problem is {}", manifest.name(),
+                                           to_string(manifest.dtype()), to_string(problem.dtype)));
+  }
+}
+
+}  // namespace
+
+std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const std::string& template_name,
+                                          const std::string& config_key, const DeviceInfo& device,
+                                          const KernelProblem& problem, std::string* why) {
+  const KernelTemplate* kernel_template = library.find(template_name);
+  if (kernel_template == nullptr) {
+    if (why != nullptr) *why = fmt::format("template {} is unknown to this gemmforge", template_name);
+    return std::nullopt;
+  }
+  const Manifest& manifest = kernel_template->manifest;
+  try {
+    check_dtype(manifest, problem);
+    if (device.cc() < manifest.min_cc()) {
+      throw InvalidArgumentError(fmt::format("template {} needs compute capability {} or newer, {} is {}",
+                                             manifest.name(), manifest.min_cc(), device.name, device.arch()));
+    }
+    Config config = manifest.check(Config::parse_key(template_name, config_key), &device, &problem);
+    return CheckedConfig{kernel_template, std::move(config)};
+  } catch (const InvalidArgumentError& error) {
+    if (why != nullptr) *why = error.what();
+    return std::nullopt;
+  }
+}
+
+db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
+  return [&library](const std::string& template_name, const std::string& config_key,
+                    const KernelProblem& problem) {
+    const Manifest& manifest = library.get(template_name).manifest;  // NotFoundError names the known ones
+    check_dtype(manifest, problem);
+    manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);
+  };
+}
+
+}  // namespace gemmforge::runtime

@@ -1,0 +1,81 @@
+// The serving runtime of one GPU: problem -> plan (fallback chain, re-checked config, loaded kernel,
+// launch geometry) cached in memory -> launch on the caller's stream. gemmforge::Runtime is its public face.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "core/device_info.hpp"
+#include "core/manifest.hpp"
+#include "core/problem.hpp"
+#include "gemmforge/gemmforge.hpp"
+#include "rtc/gemm_kernel.hpp"
+#include "runtime/beta_scaler.hpp"
+#include "runtime/fallback_chain.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "runtime/scratch_pool.hpp"
+#include "runtime/selection.hpp"
+#include "runtime/shared_database.hpp"
+#include "runtime/tuned_source.hpp"
+
+namespace gemmforge::runtime {
+
+/// Everything a launch for one problem needs, decided once.
+struct Plan {
+  Selection selection;
+  std::shared_ptr<const rtc::GemmKernel> kernel;
+  LaunchGeometry geometry;
+};
+
+struct ProblemHash {
+  size_t operator()(const KernelProblem& p) const noexcept;
+};
+
+/// Thread-safe; not movable (the public Runtime holds it by pointer).
+class Runtime {
+ public:
+  /// Throws NoDeviceError, ArchMismatchError, DatabaseError (see gemmforge::Runtime).
+  explicit Runtime(const RuntimeOptions& options);
+  /// Waits for the device, like cublasDestroy, so no launched kernel outlives its module.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Validates (InvalidArgumentError before any CUDA call), takes the quick paths, else launches the plan.
+  void gemm(const GemmCall& call, cudaStream_t stream);
+  PlanInfo query(const GemmShape& shape);
+  void clear_cache();
+  RuntimeStats stats() const;
+
+  const DeviceInfo& device() const { return device_; }
+  const std::string& database_path() const { return database_->path(); }
+
+ private:
+  /// Builds and caches the plan of `problem` unless another thread did; serialized by build_mutex_.
+  void build_plan(const KernelProblem& problem);
+  void launch(const Plan& plan, const KernelCall& call, cudaStream_t stream);
+
+  const TemplateLibrary& library_;
+  DeviceInfo device_;
+  bool record_misses_;
+  std::unique_ptr<SharedDatabase> database_;
+  std::optional<int64_t> device_id_;  // the device's row in the database, when it could be written
+  TunedSource user_;
+  FallbackChain chain_;
+  KernelCache kernels_;
+  ScratchPool scratch_;
+  BetaScaler scaler_;
+
+  std::mutex build_mutex_;  // one plan built at a time; never held on the hot path
+  mutable std::shared_mutex plans_mutex_;
+  std::unordered_map<KernelProblem, std::unique_ptr<const Plan>, ProblemHash> plans_;
+  std::atomic<uint64_t> misses_recorded_{0};
+};
+
+}  // namespace gemmforge::runtime

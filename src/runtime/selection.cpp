@@ -1,0 +1,46 @@
+// Describing a selection to the caller.
+#include "runtime/selection.hpp"
+
+namespace gemmforge {
+
+const char* to_string(PlanLevel level) noexcept {
+  switch (level) {
+    case PlanLevel::kExact:
+      return "exact";
+    case PlanLevel::kNearest:
+      return "nearest";
+    case PlanLevel::kDeviceDefault:
+      return "device-default";
+    case PlanLevel::kShipped:
+      return "shipped";
+    case PlanLevel::kHeuristic:
+      return "heuristic";
+  }
+  return "unknown";
+}
+
+namespace runtime {
+
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device) {
+  PlanInfo info;
+  info.problem = problem.to_string();
+  info.device = device;
+  info.template_name = selection.choice.kernel_template->manifest.name();
+  info.config = selection.choice.config.key();
+  info.level = selection.level;
+  info.shipped_match = selection.shipped_match;
+  info.basis = selection.basis;
+  if (selection.tuned_problem) info.tuned_problem = selection.tuned_problem->to_string();
+  info.time_ms = selection.time_ms;
+  info.ratio_vs_cublas = selection.ratio_vs_cublas;
+  const LaunchGeometry geometry =
+      selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem);
+  info.tiles = geometry.tiles;
+  info.split_k = geometry.split_k;
+  info.threads = geometry.threads;
+  info.smem_bytes = geometry.smem_bytes;
+  return info;
+}
+
+}  // namespace runtime
+}  // namespace gemmforge

@@ -1,0 +1,167 @@
+// The C++ API on a GPU: row- and column-major calls match cuBLAS, query() tells the level that serves a
+// problem, bad arguments throw before anything is launched, untuned problems are recorded as misses
+// once, and after its first call a problem is served without allocating, compiling or querying.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "api_test_support.hpp"
+#include "gemm_harness.hpp"
+#include "gemmforge/gemmforge.hpp"
+#include "gpu_fixture.hpp"
+
+// Counts this thread's heap allocations, to show that the hot path makes none.
+namespace {
+thread_local long allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t bytes) {
+  ++allocations;
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t bytes) {
+  ++allocations;
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+namespace gemmforge::testing {
+namespace {
+
+constexpr double kBound = 1e-5;
+
+class ApiRuntime : public GpuTest {
+ protected:
+  std::unique_ptr<Runtime> open_runtime() {
+    RuntimeOptions options;
+    options.database_path = database_.path();
+    options.use_shipped_results = false;  // levels here come from this test's database alone
+    return std::make_unique<Runtime>(options);
+  }
+  static GemmHarness& harness() {
+    static GemmHarness h;
+    return h;
+  }
+  // Runs a case through Runtime::gemm; empty when it matches cuBLAS.
+  std::string check(Runtime& runtime, const GemmCase& c) {
+    const CaseResult r = harness().run(c, [&](const GemmCall& call, cudaStream_t stream) {
+      runtime.gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
+                   static_cast<const float*>(call.a), call.lda, static_cast<const float*>(call.b), call.ldb,
+                   call.beta, static_cast<float*>(call.c), call.ldc, call.order, stream);
+    });
+    return r.passes(kBound) ? "" : c.describe() + ": " + r.describe();
+  }
+
+  TempDatabase database_;
+};
+
+TEST_F(ApiRuntime, RowAndColumnMajorCallsMatchCublas) {
+  auto runtime = open_runtime();
+  for (Order order : {Order::kRowMajor, Order::kColMajor}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      GemmCase c;
+      c.order = order, c.op_a = op_a, c.op_b = Op::kT, c.m = 300, c.n = 200, c.k = 100, c.beta = 0.25f,
+      c.pad = 1;
+      EXPECT_EQ(check(*runtime, c), "");
+    }
+  }
+}
+
+TEST_F(ApiRuntime, QueryTellsWhichLevelServes) {
+  GemmCase c;
+  c.order = Order::kRowMajor, c.m = 512, c.n = 512, c.k = 512;
+  const KernelProblem tuned = GemmHarness::problem(c);
+  record_tuned(database_.path(), tuned, seed_of("sgemm_simt", 2, {{"SPLIT_K", 2}}), 0.05);
+  auto runtime = open_runtime();
+  GemmShape shape;
+  shape.order = Order::kRowMajor, shape.m = 512, shape.n = 512, shape.k = 512;
+  PlanInfo plan = runtime->query(shape);
+  EXPECT_EQ(plan.level, PlanLevel::kExact);
+  EXPECT_EQ(plan.config, seed_of("sgemm_simt", 2, {{"SPLIT_K", 2}}).key());
+  EXPECT_EQ(plan.split_k, 2);
+  ASSERT_TRUE(plan.time_ms);
+  EXPECT_DOUBLE_EQ(*plan.time_ms, 0.05);
+  shape.m = 500;
+  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kNearest);
+  shape.op_a = Op::kT;
+  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kDeviceDefault);
+  EXPECT_EQ(check(*runtime, c), "") << "the tuned split-K config computes the right result";
+  EXPECT_THROW(runtime->query(GemmShape{}), InvalidArgumentError);
+}
+
+TEST_F(ApiRuntime, BadArgumentsThrowAndLaunchNothing) {
+  auto runtime = open_runtime();
+  float* c = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&c), 64 * sizeof(float)), cudaSuccess);
+  EXPECT_THROW(runtime->gemm(Op::kN, Op::kN, 8, 8, 8, 1.0f, c, 7, c, 8, 0.0f, c, 8), InvalidArgumentError);
+  EXPECT_THROW(runtime->gemm(Op::kN, Op::kN, 8, 8, 8, 1.0f, nullptr, 8, c, 8, 0.0f, c, 8),
+               InvalidArgumentError);
+  EXPECT_THROW(runtime->gemm(Op::kN, Op::kN, 8, -1, 8, 1.0f, c, 8, c, 8, 0.0f, c, 8), InvalidArgumentError);
+  EXPECT_EQ(runtime->stats().plans, 0u);
+  cudaFree(c);
+}
+
+TEST_F(ApiRuntime, UntunedProblemsAreRecordedAsMissesOncePerProcess) {
+  GemmCase tuned_case;
+  tuned_case.order = Order::kRowMajor, tuned_case.m = 256, tuned_case.n = 256, tuned_case.k = 256;
+  record_tuned(database_.path(), GemmHarness::problem(tuned_case), seed_of("sgemm_simt", 2));
+  GemmCase untuned = tuned_case;
+  untuned.m = 200;
+  {
+    auto runtime = open_runtime();
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(check(*runtime, untuned), "");
+    EXPECT_EQ(check(*runtime, tuned_case), "");
+    EXPECT_EQ(runtime->stats().misses_recorded, 1u);
+  }
+  auto again = open_runtime();  // another runtime of the same process: the miss is not counted twice
+  EXPECT_EQ(check(*again, untuned), "");
+  EXPECT_EQ(again->stats().misses_recorded, 0u);
+
+  db::Database database = db::Database::open(database_.path());
+  const std::vector<db::MissRecord> misses = database.misses(database.devices().front().id);
+  ASSERT_EQ(misses.size(), 1u);
+  EXPECT_EQ(misses.front().problem, GemmHarness::problem(untuned));
+  EXPECT_EQ(misses.front().count, 1);
+}
+
+TEST_F(ApiRuntime, TheHotPathNeitherAllocatesNorCompiles) {
+  auto runtime = open_runtime();
+  GemmCase c;
+  c.order = Order::kColMajor, c.m = 96, c.n = 80, c.k = 64, c.beta = 0.5f;
+  EXPECT_EQ(check(*runtime, c), "");  // first call: plan, kernel, scratch
+  const RuntimeStats before = runtime->stats();
+  const GemmCall call = harness().call(c);
+  const long allocated_before = allocations;
+  for (int i = 0; i < 100; ++i) {
+    runtime->gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha, static_cast<const float*>(call.a),
+                  call.lda, static_cast<const float*>(call.b), call.ldb, call.beta,
+                  static_cast<float*>(call.c), call.ldc, call.order, harness().stream());
+  }
+  const long allocated = allocations - allocated_before;
+  ASSERT_EQ(cudaStreamSynchronize(harness().stream()), cudaSuccess);
+  EXPECT_EQ(allocated, 0)
+      << "heap allocations in 100 calls of a known problem (a database query or a compile "
+         "would allocate)";
+  const RuntimeStats after = runtime->stats();
+  EXPECT_EQ(after.nvrtc_compiles, before.nvrtc_compiles);
+  EXPECT_EQ(after.plans, before.plans);
+  EXPECT_EQ(after.kernels, before.kernels);
+}
+
+}  // namespace
+}  // namespace gemmforge::testing

@@ -1,0 +1,74 @@
+// Shared pieces of the API GPU tests: a private database file, tuned results recorded for this GPU, and
+// the C API's names of operations.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "core/config.hpp"
+#include "core/problem.hpp"
+#include "core/template_library.hpp"
+#include "cuda/device.hpp"
+#include "db/database.hpp"
+#include "gemmforge/gemmforge.h"
+#include "rtc/compiler.hpp"
+
+namespace gemmforge::testing {
+
+/// A database file of its own for one test, removed with its WAL files afterwards.
+class TempDatabase {
+ public:
+  TempDatabase() {
+    static std::atomic<int> counter{0};
+    path_ = (std::filesystem::path(::testing::TempDir()) /
+             ("gemmforge_api_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".db"))
+                .string();
+  }
+  ~TempDatabase() {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix, ignored);
+  }
+  TempDatabase(const TempDatabase&) = delete;
+  TempDatabase& operator=(const TempDatabase&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// Records `config` as the tuned best of `problem` on the current GPU, as `gemmforge tune` would.
+inline void record_tuned(const std::string& database_path, const KernelProblem& problem, const Config& config,
+                         double ms = 1.0) {
+  int ordinal = 0;
+  EXPECT_EQ(cudaGetDevice(&ordinal), cudaSuccess);
+  DeviceInfo device = cuda::query_device(ordinal);
+  device.nvrtc_version = rtc::nvrtc_version();
+  db::Database database = db::Database::open(database_path);
+  db::TrialRecord trial;
+  trial.device_id = database.upsert_device(device);
+  trial.problem = problem;
+  trial.template_name = config.template_name();
+  trial.template_hash = TemplateLibrary::instance().get(config.template_name()).hash;
+  trial.config_key = config.key();
+  trial.time_median_ms = ms;
+  database.record_trial(trial, db::BestUpdate::kAlways);
+}
+
+/// Seed `index` of a template with some parameters changed.
+inline Config seed_of(const std::string& template_name, size_t index,
+                      std::initializer_list<std::pair<const char*, int64_t>> changes = {}) {
+  Config config = TemplateLibrary::instance().get(template_name).manifest.seeds().at(index);
+  for (const auto& [name, value] : changes) config.set(name, value);
+  return config;
+}
+
+inline gemmforgeOperation_t capi_op(Op op) {
+  return op == Op::kT ? GEMMFORGE_OP_T : GEMMFORGE_OP_N;
+}
+
+}  // namespace gemmforge::testing

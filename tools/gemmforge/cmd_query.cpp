@@ -1,0 +1,151 @@
+// `gemmforge query`: the config gemmforge serves for a problem on a GPU, with its measured time and ratio
+// to cuBLAS where known and the level of the fallback chain that answered. Needs no GPU with --device-name.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "cli_common.hpp"
+#include "gemmforge/error.hpp"
+#include "runtime/exchange_files.hpp"
+#include "runtime/fallback_chain.hpp"
+#include "runtime/model_lookup.hpp"
+#include "runtime/shipped_results.hpp"
+
+namespace gemmforge::cli {
+namespace {
+
+struct QueryOptions {
+  std::string shape;
+  std::string layout = "nn";
+  std::string order = "row";
+  std::string dtype = "f32";
+  std::string device;
+  std::string device_name;
+  std::string db;
+  bool json = false;
+};
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtime::ModelDevice& device) {
+  nlohmann::json out = {
+      {"problem",
+       {{"dtype", to_string(problem.dtype)},
+        {"layout", problem.layout()},
+        {"m", problem.m},
+        {"n", problem.n},
+        {"k", problem.k},
+        {"align_a", problem.align_a},
+        {"align_b", problem.align_b},
+        {"align_c", problem.align_c}}},
+      {"device", {{"name", device.info.name}, {"arch", device.info.arch()}, {"limits_from", device.origin}}},
+      {"level", to_string(plan.level)},
+      {"shipped_match",
+       plan.shipped_match ? nlohmann::json(to_string(*plan.shipped_match)) : nlohmann::json(nullptr)},
+      {"template", plan.template_name},
+      {"config", plan.config},
+      {"time_ms", optional_json(plan.time_ms)},
+      {"ratio_vs_cublas", optional_json(plan.ratio_vs_cublas)},
+      {"tuned_problem",
+       plan.tuned_problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.tuned_problem)},
+      {"basis", plan.basis},
+      {"launch",
+       {{"tiles", plan.tiles},
+        {"split_k", plan.split_k},
+        {"threads", plan.threads},
+        {"smem_bytes", plan.smem_bytes}}}};
+  fmt::print("{}\n", out.dump(2));
+}
+
+void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
+  fmt::print("{} on {} ({}, limits from {})\n", plan.problem, device.info.name, device.info.arch(),
+             device.origin);
+  std::string level = to_string(plan.level);
+  if (plan.shipped_match) level += fmt::format(" ({} match)", to_string(*plan.shipped_match));
+  fmt::print("  level     {}\n", level);
+  fmt::print("  template  {}\n", plan.template_name);
+  fmt::print("  config    {}\n", plan.config);
+  if (plan.time_ms) {
+    const std::string ratio =
+        plan.ratio_vs_cublas ? fmt::format(", {:.3f}x the speed of cuBLAS", *plan.ratio_vs_cublas) : "";
+    fmt::print("  measured  {:.4f} ms{} on {}\n", *plan.time_ms, ratio, plan.tuned_problem);
+  } else {
+    fmt::print("  measured  never for this config and shape\n");
+  }
+  fmt::print("  basis     {}\n", plan.basis);
+  fmt::print("  launch    {} tiles x {} K slices, {} threads, {} bytes of shared memory\n", plan.tiles,
+             plan.split_k, plan.threads, plan.smem_bytes);
+}
+
+int run_query(const QueryOptions& o) {
+  if (!o.device.empty() && !o.device_name.empty()) {
+    throw InvalidArgumentError("give --device (a GPU of this machine) or --device-name (a model), not both");
+  }
+  int64_t m = 0, n = 0, k = 0;
+  parse_shape(o.shape, m, n, k);
+  if (m == 0 || n == 0 || k == 0) {
+    throw InvalidArgumentError(
+        fmt::format("shape {} has a zero size: such a call launches no GEMM kernel", o.shape));
+  }
+  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, parse_dtype(o.dtype));
+
+  const std::string path = runtime::database_path_or_default(o.db);
+  std::optional<db::Database> opened = runtime::open_existing(path);
+  if (!opened && !o.db.empty()) throw NotFoundError(fmt::format("there is no database at '{}'", path));
+  std::optional<runtime::SharedDatabase> database;
+  std::optional<runtime::TunedSource> user;
+  if (opened) {
+    database.emplace(std::move(*opened));
+    user.emplace(*database, "database " + path);
+  }
+  runtime::TunedSource& shipped = runtime::shipped_results();
+  runtime::TunedSource* user_source = user ? &*user : nullptr;
+
+  runtime::ModelDevice device;
+  if (!o.device_name.empty()) {
+    device = runtime::model_device(o.device_name, user_source, shipped);
+  } else {
+    try {
+      device = {resolve_device(o.device, ""), "this machine's GPU"};
+    } catch (const NoDeviceError& e) {
+      throw NoDeviceError(fmt::format(
+          "{}; pass --device-name (e.g. \"NVIDIA H100 80GB HBM3\") to query without a GPU", e.what()));
+    }
+  }
+  const runtime::FallbackChain chain(TemplateLibrary::instance(), user_source, &shipped);
+  const PlanInfo plan = runtime::describe(chain.select(device.info, problem), problem, device.info.name);
+  if (o.json) {
+    print_json(plan, problem, device);
+  } else {
+    print_text(plan, device);
+  }
+  return 0;
+}
+
+Command register_query(CLI::App& app) {
+  auto o = std::make_shared<QueryOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "query",
+      "Show the config served for a problem, its measured speed and the fallback level that chose it");
+  cmd->add_option("--shape", o->shape, "Problem MxNxK")->required();
+  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
+  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "Element type")->capture_default_str();
+  cmd->add_option("--device", o->device, "GPU of this machine: index, UUID or name (default: the first GPU)");
+  cmd->add_option(
+      "--device-name", o->device_name,
+      "GPU model to answer for without a GPU, e.g. \"NVIDIA H200\" (recorded in a database, or known)");
+  cmd->add_option("--db", o->db,
+                  "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  return {cmd, [o] { return run_query(*o); }};
+}
+
+}  // namespace
+
+static const bool registered = register_command(40, register_query);
+
+}  // namespace gemmforge::cli
