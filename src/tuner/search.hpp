@@ -64,12 +64,27 @@ class History {
   bool contains(size_t candidate) const;
   /// The fastest ok observation, or nullptr.
   const Observation* best() const;
-  /// Evaluations since the best time last improved by more than `tolerance` (relative).
+  /// Evaluations since the best time last improved by more than `tolerance` (relative). Small gains
+  /// add up: each is measured against the best at the last counted improvement, not the latest best.
+  /// All evaluations when none was ok.
   size_t since_improvement(double tolerance = 0.0) const;
 
  private:
+  static constexpr size_t kNone = std::numeric_limits<size_t>::max();
   std::vector<Observation> observations_;
   std::vector<uint8_t> seen_;  // by candidate index, grown on demand
+  size_t best_ = kNone;        // position of the fastest ok observation
+
+  // since_improvement() resumes its scan where the last call with the same tolerance stopped, because
+  // stop conditions ask after every batch; without this an exhaustive run would be quadratic.
+  struct ImprovementScan {
+    double tolerance = 0;
+    size_t scanned = 0;
+    bool any_ok = false;
+    double reference_ms = 0;
+    size_t last_improvement = 0;
+  };
+  mutable ImprovementScan scan_;
 };
 
 /// Proposes candidates to evaluate next.
@@ -90,6 +105,9 @@ class StopCondition {
   virtual ~StopCondition() = default;
   virtual bool done(const History& history, double elapsed_s) const = 0;
   virtual std::string describe() const = 0;
+  /// How many more evaluations it allows at most, so that search() never overshoots an evaluation
+  /// budget with a whole batch. Unlimited unless the condition counts evaluations.
+  virtual size_t evaluations_left(const History& history) const;
 };
 
 std::unique_ptr<StopCondition> stop_after_evaluations(size_t count);
@@ -113,5 +131,9 @@ class Evaluator {
 /// the previous). Returns the history.
 History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
                size_t batch);
+/// As above, continuing from observations made earlier (a resumed run: trials already stored). They
+/// count towards the stop condition and inform the strategy, and are never proposed again.
+History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
+               size_t batch, History history);
 
 }  // namespace gemmforge::tuner

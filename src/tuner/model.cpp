@@ -1,0 +1,149 @@
+// The analytic performance model: occupancy, waves with their tail, roofline of a block tile, split-K.
+#include "tuner/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gemmforge::tuner {
+namespace {
+
+// Allocation rules of sm_80 to sm_90 (the CUDA occupancy calculator's figures).
+constexpr int64_t kRegisterUnit = 256;  // registers are granted per warp in these units
+constexpr int64_t kSubPartitions = 4;   // each holds a quarter of the register file
+constexpr int64_t kSmemUnit = 128;
+constexpr int64_t kSmemReservedPerBlock = 1024;
+
+// Warps per SM that keep the FMA pipes busy: register tiles give each warp long runs of independent
+// FMAs, so two warps per scheduler cover shared-memory and pipeline latency.
+constexpr double kWarpsToHideLatency = 8;
+// L2 bandwidth against FP32 FMA throughput, in bytes per flop: about 6.7 TB/s against 67 TFLOP/s on
+// H100 and similar on A100; a block tile of intensity below 1 / kL2BytesPerFlop waits on its loads.
+constexpr double kL2BytesPerFlop = 0.1;
+// A K slice waits for the previous slice's semaphore and C tile before adding its own: a round trip
+// through L2 and a fence.
+constexpr double kSliceHandoffMs = 0.002;
+constexpr double kLaunchMs = 0.003;
+// Used when a device description lacks its clock.
+constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * 1.5e6;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Occupancy estimate_occupancy(const DeviceInfo& device, int64_t threads, int64_t registers_per_thread,
+                             int64_t smem_bytes) {
+  Occupancy o;
+  const int64_t warp = std::max(1, device.warp_size);
+  const int64_t warps_per_block = ceil_div(std::max<int64_t>(threads, 1), warp);
+  const int64_t registers_per_warp =
+      ceil_div(std::max<int64_t>(registers_per_thread, 1) * warp, kRegisterUnit) * kRegisterUnit;
+  const int64_t smem = ceil_div(std::max<int64_t>(smem_bytes, 0), kSmemUnit) * kSmemUnit;
+  if (threads > device.max_threads_per_block || smem > device.smem_per_block_optin ||
+      registers_per_warp * warps_per_block > device.regs_per_block) {
+    return o;
+  }
+  const int64_t max_warps = device.max_threads_per_sm / warp;
+  const int64_t by_threads = max_warps / warps_per_block;
+  const int64_t by_registers =
+      kSubPartitions * (device.regs_per_sm / kSubPartitions / registers_per_warp) / warps_per_block;
+  const int64_t by_smem = device.smem_per_sm / (smem + kSmemReservedPerBlock);
+  const int64_t by_slots = device.max_blocks_per_sm;
+  int64_t blocks = by_slots;
+  o.limit = Occupancy::Limit::kBlockSlots;
+  for (auto [limit, count] : {std::pair{Occupancy::Limit::kThreads, by_threads},
+                              std::pair{Occupancy::Limit::kRegisters, by_registers},
+                              std::pair{Occupancy::Limit::kSharedMemory, by_smem}}) {
+    if (count < blocks) {
+      blocks = count;
+      o.limit = limit;
+    }
+  }
+  o.blocks_per_sm = static_cast<int>(std::max<int64_t>(blocks, 0));
+  o.warps_per_sm = static_cast<int>(o.blocks_per_sm * warps_per_block);
+  o.warp_fraction = max_warps > 0 ? static_cast<double>(o.warps_per_sm) / max_warps : 0;
+  return o;
+}
+
+Waves count_waves(int64_t blocks, int blocks_per_sm, int sm_count) {
+  Waves w;
+  w.blocks = blocks;
+  w.slots = static_cast<int64_t>(blocks_per_sm) * sm_count;
+  if (w.slots <= 0 || blocks <= 0) {
+    w.waves = blocks > 0 ? std::numeric_limits<double>::infinity() : 0;
+    return w;
+  }
+  w.full_waves = blocks / w.slots;
+  w.tail_blocks = blocks % w.slots;
+  w.tail_blocks_per_sm = ceil_div(w.tail_blocks, sm_count);
+  w.waves = static_cast<double>(blocks) / w.slots;
+  w.utilization = static_cast<double>(blocks) / (ceil_div(blocks, w.slots) * w.slots);
+  return w;
+}
+
+Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t registers_per_thread,
+                  int element_bytes) {
+  Estimate e;
+  e.occupancy = estimate_occupancy(device, f.threads, registers_per_thread, f.smem_bytes);
+  e.waves = count_waves(f.tiles * f.split_k, e.occupancy.blocks_per_sm, device.sm_count);
+  const double flops = 2.0 * f.tile_m * f.tile_n * f.k_per_split;
+  const double bytes = static_cast<double>(element_bytes) * (f.tile_m + f.tile_n) * f.k_per_split;
+  e.flops_per_byte = bytes > 0 ? flops / bytes : 0;
+  if (e.occupancy.blocks_per_sm == 0 || device.sm_count <= 0) {
+    e.time_ms = e.main_loop_ms = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  const double peak = device.fp32_peak_tflops();
+  const double sm_flops_per_ms = peak > 0 ? peak * 1e9 / device.sm_count : kFallbackSmFlopsPerMs;
+  const double sm_bytes_per_ms = sm_flops_per_ms * kL2BytesPerFlop;
+  const int64_t warps_per_block = ceil_div(std::max<int64_t>(f.threads, 1), std::max(1, device.warp_size));
+
+  // One round of `blocks` co-resident blocks on an SM: its compute time and its total time.
+  const auto round_ms = [&](int64_t blocks, double* hiding, double* compute_ms) {
+    const double h = std::min(1.0, static_cast<double>(blocks * warps_per_block) / kWarpsToHideLatency);
+    const double compute = blocks * flops / (sm_flops_per_ms * h);
+    if (hiding != nullptr) *hiding = h;
+    if (compute_ms != nullptr) *compute_ms = compute;
+    return std::max(compute, blocks * bytes / sm_bytes_per_ms);
+  };
+  double full_compute_ms = 0;
+  const int64_t resident = std::min<int64_t>(e.occupancy.blocks_per_sm, ceil_div(e.waves.blocks, device.sm_count));
+  const double full_round_ms = round_ms(resident, &e.latency_hiding, &full_compute_ms);
+  e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
+  e.main_loop_ms = e.waves.full_waves * full_round_ms +
+                   (e.waves.tail_blocks > 0 ? round_ms(e.waves.tail_blocks_per_sm, nullptr, nullptr) : 0);
+  if (f.split_k > 1) {
+    const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
+    // Serial: each slice in turn reads and writes the C tile. Parallel: the slices write partial tiles
+    // at once and the last one reads them all.
+    e.split_k_ms = f.parallel_split
+                       ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
+                       : (f.split_k - 1) * (kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms);
+  }
+  e.time_ms = e.main_loop_ms + e.split_k_ms + kLaunchMs;
+  return e;
+}
+
+int element_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF16:
+    case Dtype::kBf16:
+      return 2;
+    case Dtype::kF32:
+    case Dtype::kTf32:
+      break;
+  }
+  return 4;
+}
+
+std::vector<double> estimate_all(const SearchSpace& space, const CandidateTable& table) {
+  const int bytes = element_bytes(space.problem().dtype);
+  std::vector<double> times(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Footprint& f = table.footprint(i);
+    times[i] = estimate(space.device(), f, f.est_regs, bytes).time_ms;
+  }
+  return times;
+}
+
+}  // namespace gemmforge::tuner

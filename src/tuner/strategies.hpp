@@ -1,0 +1,49 @@
+// The strategies make_strategy() knows, each built in its own file. Internal to src/tuner.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tuner/search.hpp"
+
+namespace gemmforge::tuner {
+
+/// Tells whether a strategy is asked about the search it has been serving: the same space (not merely
+/// one built at the same address) and a history that only grew. Strategies start over otherwise, so
+/// one strategy object may serve several searches in turn.
+class SearchIdentity {
+ public:
+  /// True when (space, history) continue the search last seen; then remembers them.
+  bool continues(const SearchSpace& space, const History& history) {
+    std::vector<std::pair<std::string, size_t>> templates;
+    for (const Space& s : space.spaces()) templates.emplace_back(s.kernel_template().manifest.name(), s.size());
+    const bool same = space_ == &space && problem_ == space.problem() && device_ == space.device().name &&
+                      templates_ == templates && history.size() >= history_size_;
+    space_ = &space;
+    problem_ = space.problem();
+    device_ = space.device().name;
+    templates_ = std::move(templates);
+    history_size_ = history.size();
+    return same;
+  }
+
+ private:
+  const SearchSpace* space_ = nullptr;
+  KernelProblem problem_;
+  std::string device_;
+  std::vector<std::pair<std::string, size_t>> templates_;
+  size_t history_size_ = 0;
+};
+
+/// Every candidate once, best predicted first (see model.hpp), so a run cut short by a budget has
+/// measured the likeliest winners.
+std::unique_ptr<Strategy> make_exhaustive_strategy();
+/// Uniform sampling without replacement; the same seed gives the same sequence.
+std::unique_ptr<Strategy> make_random_strategy(uint64_t seed);
+/// Model-ranked candidates refined by local search, learning from every observation.
+std::unique_ptr<Strategy> make_guided_strategy(uint64_t seed);
+
+}  // namespace gemmforge::tuner

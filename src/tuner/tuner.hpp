@@ -1,0 +1,86 @@
+// Tuning problems on one GPU: for each problem, the candidates of every matching template, searched by a
+// strategy, measured in the worker process and recorded in the database as one run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "core/template_library.hpp"
+#include "db/database.hpp"
+#include "tuner/search.hpp"
+#include "tuner/space.hpp"
+#include "tuner/timing.hpp"
+#include "tuner/worker_client.hpp"
+
+namespace gemmforge::tuner {
+
+struct TuneOptions {
+  std::vector<KernelProblem> problems;
+  std::vector<std::string> templates;  ///< only these; empty: every template of the problem's dtype
+  Pins pins;                           ///< each applies to the templates that have the parameter
+  std::string strategy = "guided";
+  uint64_t seed = 1;       ///< of the strategy and of the operands
+  size_t max_evals = 128;  ///< per problem, stored trials included; 0: no limit
+  double time_s = 0;       ///< per problem, in seconds; 0: no limit
+  double error_bound = 1e-5;
+  bool allow_spills = false;
+  double timeout_s = 0;          ///< per candidate; 0: automatic from the cuBLAS time
+  bool quiet = false;            ///< no progress line
+  size_t batch = 0;              ///< candidates per search step; 0: from the compile threads
+  unsigned compile_threads = 0;  ///< 0: default_tuning_compile_threads()
+  /// A shorter timing budget than measure's: a median of at least ten launches ranks candidates
+  /// reliably, and the budget is paid once per candidate.
+  TimingOptions timing = [] {
+    TimingOptions t;
+    t.budget_ms = 50;
+    return t;
+  }();
+  std::string command;                       ///< the command line, recorded with the run
+  const TemplateLibrary* library = nullptr;  ///< nullptr: TemplateLibrary::instance()
+  WorkerOptions worker;                      ///< device ordinal, executable, template folder, simulation
+};
+
+/// What tuning one problem did.
+struct ProblemSummary {
+  KernelProblem problem;
+  size_t candidates = 0;   ///< size of the search space
+  size_t evaluations = 0;  ///< observations of the search, resumed ones included
+  size_t resumed = 0;      ///< answered by trials stored before
+  size_t measured = 0;     ///< sent to the worker in this run
+  size_t failed = 0;       ///< new trials that are not ok (wrong, crashed, timeout, spills, ...)
+  size_t compiled = 0;
+  size_t cubins_cached = 0;
+  double compile_busy_s = 0;  ///< wall time with compilations running
+  double compile_sum_s = 0;   ///< the compilations' durations added up
+  double cublas_ms = 0;
+  std::optional<db::TrialRecord> best;  ///< the fastest ok trial of the search
+  double wall_s = 0;
+};
+
+struct TuneReport {
+  DeviceInfo device;
+  int64_t run_id = 0;
+  std::vector<ProblemSummary> problems;
+  int worker_restarts = 0;
+  unsigned compile_threads = 0;
+  double wall_s = 0;
+};
+
+/// The candidates of a problem on a device: the spaces of the templates of its dtype (only those named
+/// in `templates` when any are) that the device's compute capability supports, each pruned and with
+/// the pins it has parameters for. Throws InvalidArgumentError for a named template that is unknown or
+/// computes another dtype, and for a pin that no selected template has.
+SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo& device,
+                               const KernelProblem& problem, const std::vector<std::string>& templates,
+                               const Pins& pins);
+
+/// Tunes every problem of `options` on the worker's GPU, recording a run, every trial and the best
+/// configs in `database`. Stored trials of a problem are resumed, not measured again.
+TuneReport tune(db::Database& database, const TuneOptions& options);
+
+}  // namespace gemmforge::tuner

@@ -1,0 +1,187 @@
+// The guided strategy's analytic model: occupancy, waves and their tail, time estimates, and the
+// footprints read off the manifests, against values computed by hand for nominal sm_90 limits.
+#include "tuner/model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "search_fixtures.hpp"
+#include "tuner/candidate_table.hpp"
+
+namespace gemmforge::tuner {
+namespace {
+
+const DeviceInfo kH100 = DeviceInfo::nominal("sm_90");  // 132 SMs, 64 Ki registers, 228 KiB smem per SM
+
+TEST(Occupancy, RegistersLimitTwoBlocksOf256ThreadsAt128Registers) {
+  // 128 registers x 32 lanes = 4096 per warp; a sub-partition's 16384 hold 4 warps, the SM 16: two
+  // blocks of 8 warps. Threads would allow 8 blocks, shared memory 233472 / (32768 + 1024) = 6.
+  const Occupancy o = estimate_occupancy(kH100, 256, 128, 32768);
+  EXPECT_EQ(o.blocks_per_sm, 2);
+  EXPECT_EQ(o.limit, Occupancy::Limit::kRegisters);
+  EXPECT_EQ(o.warps_per_sm, 16);
+  EXPECT_DOUBLE_EQ(o.warp_fraction, 0.25);
+}
+
+TEST(Occupancy, RegistersAreGrantedPerWarpInUnitsOf256FromEachSubPartition) {
+  // 130 registers round up to 136 per lane, 4352 per warp; a sub-partition holds 3 such warps, so
+  // 12 one-warp blocks fit, not the 15 that 65536 / 4352 would suggest.
+  const Occupancy o = estimate_occupancy(kH100, 32, 130, 0);
+  EXPECT_EQ(o.blocks_per_sm, 12);
+  EXPECT_EQ(o.limit, Occupancy::Limit::kRegisters);
+}
+
+TEST(Occupancy, SharedMemoryCountsItsGranuleAndTheReservedKilobyte) {
+  // 100000 bytes round up to 100096, plus 1024 reserved: 233472 / 101120 = 2 blocks.
+  const Occupancy o = estimate_occupancy(kH100, 128, 64, 100000);
+  EXPECT_EQ(o.blocks_per_sm, 2);
+  EXPECT_EQ(o.limit, Occupancy::Limit::kSharedMemory);
+}
+
+TEST(Occupancy, ThreadsAndBlockSlotsLimitSmallBlocks) {
+  EXPECT_EQ(estimate_occupancy(kH100, 512, 24, 0).blocks_per_sm, 4);  // 2048 threads per SM
+  EXPECT_EQ(estimate_occupancy(kH100, 512, 24, 0).limit, Occupancy::Limit::kThreads);
+  EXPECT_EQ(estimate_occupancy(kH100, 32, 32, 0).blocks_per_sm, 32);  // 32 block slots per SM
+  EXPECT_EQ(estimate_occupancy(kH100, 32, 32, 0).limit, Occupancy::Limit::kBlockSlots);
+}
+
+TEST(Occupancy, ABlockBeyondTheDeviceLimitsDoesNotFit) {
+  EXPECT_EQ(estimate_occupancy(kH100, 128, 32, 240000).blocks_per_sm, 0);  // over 227 KiB opt-in
+  EXPECT_EQ(estimate_occupancy(kH100, 2048, 32, 0).blocks_per_sm, 0);      // over 1024 threads
+  EXPECT_EQ(estimate_occupancy(kH100, 1024, 255, 0).blocks_per_sm, 0);     // over 64 Ki registers
+}
+
+TEST(Waves, CountFullWavesAndTheTail) {
+  // 4096^2 in 128 x 128 tiles: 1024 blocks over 2 x 132 slots = 3 full waves and 232 blocks left,
+  // two per SM on the busiest SMs. Slot time used: 1024 / (4 x 264).
+  const Waves w = count_waves(1024, 2, 132);
+  EXPECT_EQ(w.slots, 264);
+  EXPECT_EQ(w.full_waves, 3);
+  EXPECT_EQ(w.tail_blocks, 232);
+  EXPECT_EQ(w.tail_blocks_per_sm, 2);
+  EXPECT_NEAR(w.waves, 3.8788, 1e-4);
+  EXPECT_NEAR(w.utilization, 1024.0 / 1056.0, 1e-12);
+}
+
+TEST(Waves, OneBlockPastAFullWaveWastesAlmostAWholeWave) {
+  EXPECT_DOUBLE_EQ(count_waves(264, 2, 132).utilization, 1.0);
+  EXPECT_EQ(count_waves(264, 2, 132).tail_blocks, 0);
+  const Waves w = count_waves(265, 2, 132);
+  EXPECT_EQ(w.full_waves, 1);
+  EXPECT_EQ(w.tail_blocks, 1);
+  EXPECT_EQ(w.tail_blocks_per_sm, 1);
+  EXPECT_NEAR(w.utilization, 265.0 / 528.0, 1e-12);
+}
+
+TEST(Waves, FewerBlocksThanSlotsFormOnePartialWave) {
+  const Waves w = count_waves(100, 1, 132);
+  EXPECT_EQ(w.full_waves, 0);
+  EXPECT_EQ(w.tail_blocks, 100);
+  EXPECT_NEAR(w.utilization, 100.0 / 132.0, 1e-12);
+}
+
+Footprint tile_128x128(int64_t tiles, int64_t split_k, int64_t k) {
+  Footprint f;
+  f.tile_m = f.tile_n = 128;
+  f.tiles = tiles;
+  f.split_k = split_k;
+  f.k_per_split = k / split_k;
+  f.threads = 256;
+  f.smem_bytes = 32768;
+  f.est_regs = 128;
+  return f;
+}
+
+TEST(Estimate, MainLoopIsWholeRoundsOfComputeWhenTheTileIsComputeBound) {
+  // An SM does 2 x 128 FMA lanes x 1.98 GHz = 506.88e6 flop/ms. A 128 x 128 tile over K = 4096 is
+  // 2 x 128 x 128 x 4096 flop; two resident blocks (16 warps: latency hidden) take twice that. Its
+  // intensity, 32 flop/byte, keeps loads under compute. 3 full waves + a tail of 2 blocks per SM.
+  const Estimate e = estimate(kH100, tile_128x128(1024, 1, 4096), 128, 4);
+  const double round_ms = 2 * (2.0 * 128 * 128 * 4096) / 506.88e6;
+  EXPECT_EQ(e.occupancy.blocks_per_sm, 2);
+  EXPECT_DOUBLE_EQ(e.latency_hiding, 1.0);
+  EXPECT_DOUBLE_EQ(e.memory_bound, 1.0);
+  EXPECT_DOUBLE_EQ(e.flops_per_byte, 32.0);
+  EXPECT_NEAR(e.main_loop_ms, 4 * round_ms, 1e-9);
+  EXPECT_EQ(e.split_k_ms, 0.0);
+  EXPECT_GT(e.time_ms, e.main_loop_ms);
+}
+
+TEST(Estimate, ATailOfOneBlockPerSmCostsLessThanAFullRoundButMoreThanNothing) {
+  const double full = estimate(kH100, tile_128x128(264, 1, 4096), 128, 4).main_loop_ms;
+  const double tail = estimate(kH100, tile_128x128(265, 1, 4096), 128, 4).main_loop_ms;
+  EXPECT_GT(tail, 1.4 * full);
+  EXPECT_LT(tail, 2.0 * full);
+}
+
+TEST(Estimate, SplittingKFillsTheSmsWhenThereAreFewTiles) {
+  // 256 x 256 x 16384: four tiles leave 128 of 132 SMs idle unless K is split.
+  const double whole = estimate(kH100, tile_128x128(4, 1, 16384), 128, 4).time_ms;
+  const Estimate split = estimate(kH100, tile_128x128(4, 16, 16384), 128, 4);
+  EXPECT_GT(split.split_k_ms, 0.0);
+  EXPECT_LT(split.time_ms, whole / 4);
+}
+
+TEST(Estimate, ParallelSplitKPaysOneHandOverInsteadOfAChain) {
+  // 15 serial hand-overs, each reading and writing a 64 KiB C tile at the SM's 50.688 GB/s share
+  // of L2, against one hand-over after the last of 16 slices reads their partial tiles.
+  Footprint serial = tile_128x128(4, 16, 16384);
+  Footprint parallel = serial;
+  parallel.parallel_split = true;
+  const double tile_ms = 4.0 * 128 * 128 / 50.688e6;
+  EXPECT_NEAR(estimate(kH100, serial, 128, 4).split_k_ms, 15 * (0.002 + 2 * tile_ms), 1e-12);
+  EXPECT_NEAR(estimate(kH100, parallel, 128, 4).split_k_ms, 0.002 + 16 * tile_ms, 1e-12);
+}
+
+TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
+  Footprint f = tile_128x128(4096, 1, 4096);
+  f.tile_m = f.tile_n = 16;  // 4 flop/byte
+  f.threads = 32;
+  EXPECT_GT(estimate(kH100, f, 64, 4).memory_bound, 1.0);
+}
+
+TEST(Estimate, ABlockThatDoesNotFitTakesForever) {
+  Footprint f = tile_128x128(1024, 1, 4096);
+  f.threads = 512;  // 16 warps of 255 registers: twice the register file
+  EXPECT_TRUE(std::isinf(estimate(kH100, f, 255, 4).time_ms));
+}
+
+TEST(CandidateTable, ReadsTileExtentsResourcesAndSplitOffTheManifest) {
+  // One simt config for 512 x 512 x 1000, hand-evaluated from sgemm_simt.json: A k-contiguous and
+  // transposed into shared rows (XPOSE_A), B n-contiguous: stages of 16 x (128 + 4) and 16 x 64 floats.
+  const SearchSpace space = testing::search_space(
+      testing::problem(512, 512, 1000),
+      {{"sgemm_simt", {"BM=128", "BN=64", "BK=16", "WM=64", "WN=32", "TM=8", "TN=8", "STAGES=3", "VEC_A=4",
+                       "VEC_B=4", "XPOSE_A=1", "XPOSE_B=0", "UNROLL_K=4", "MIN_BLOCKS=1", "SPLIT_K=3",
+                       "RASTER=1"}}});
+  ASSERT_EQ(space.size(), 1u);
+  const Footprint f = CandidateTable(space).footprint(0);
+  EXPECT_EQ(f.tile_m, 128);
+  EXPECT_EQ(f.tile_n, 64);
+  EXPECT_EQ(f.tiles, 4 * 8);
+  EXPECT_EQ(f.threads, 128);
+  EXPECT_EQ(f.smem_bytes, 3 * (16 * 132 + 16 * 64) * 4);
+  EXPECT_EQ(f.est_regs, 8 * 8 + 8 + 8 + 32);
+  EXPECT_EQ(f.split_k, 3);
+  EXPECT_EQ(f.k_per_split, 336);  // 1000 / 3 rounded up to whole stages of 16
+}
+
+TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
+  // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
+  const KernelProblem p = testing::problem(40, 1000, 4096);
+  for (const KernelTemplate* kernel_template : TemplateLibrary::instance().all()) {
+    const SearchSpace space(
+        {Space::build(*kernel_template, kH100, p)}, kH100, p);
+    const CandidateTable table(space);
+    ASSERT_FALSE(space.empty()) << kernel_template->manifest.name();
+    for (size_t c = 0; c < space.size(); c += 1 + space.size() / 200) {
+      const Footprint& f = table.footprint(c);
+      EXPECT_EQ(f.tiles, (p.m + f.tile_m - 1) / f.tile_m * ((p.n + f.tile_n - 1) / f.tile_n))
+          << space.config(c).key();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gemmforge::tuner

@@ -1,0 +1,124 @@
+// `gemmforge tune` and `gemmforge report` run as a user runs them. Without a GPU, tune fails with exit
+// code 3, says why and writes nothing; report reads a database and prints the table or JSON.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cuda/device.hpp"
+#include "db/database.hpp"
+#include "support/tuner_fixtures.hpp"
+
+namespace gemmforge::tuner {
+namespace {
+
+struct Ran {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class TuneCommandTest : public ::testing::Test {
+ protected:
+  // Runs the tool with GEMMFORGE_DB pointing into the test's folder.
+  Ran gemmforge(const std::string& arguments) const {
+    const std::string out = folder_.file("stdout");
+    const std::string err = folder_.file("stderr");
+    const std::string command = "GEMMFORGE_DB='" + folder_.file("default.db") + "' " +
+                                std::string(GEMMFORGE_BINARY_DIR) + "/bin/gemmforge " + arguments + " > '" +
+                                out + "' 2> '" + err + "'";
+    const int raw = std::system(command.c_str());
+    return Ran{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+  }
+
+  fixtures::TempFolder folder_;
+};
+
+TEST_F(TuneCommandTest, WithoutAGpuTuneFailsClearlyAndWritesNothing) {
+  if (cuda::unavailable_reason().empty()) GTEST_SKIP() << "this machine has a GPU; the GPU tests cover tune";
+  const std::string db = folder_.file("new/folder/tune.db");
+  const Ran r = gemmforge("tune --db '" + db + "' --shape 256x256x256 --quiet");
+  EXPECT_EQ(r.status, 3) << r.err;  // the tool's exit code for "no device"
+  EXPECT_NE(r.err.find("GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("new"))) << "tune created the database folder";
+
+  // The default database (GEMMFORGE_DB) is left alone too.
+  EXPECT_EQ(gemmforge("tune --shape 256x256x256 --quiet").status, 3);
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db")));
+}
+
+TEST_F(TuneCommandTest, ArgumentErrorsComeBeforeTheDeviceCheck) {
+  const Ran strategy =
+      gemmforge("tune --db '" + folder_.file("x.db") + "' --shape 64x64x64 --strategy annealing");
+  EXPECT_EQ(strategy.status, 2) << strategy.err;
+  EXPECT_NE(strategy.err.find("annealing"), std::string::npos) << strategy.err;
+
+  const Ran nothing = gemmforge("tune --db '" + folder_.file("x.db") + "'");
+  EXPECT_EQ(nothing.status, 2) << nothing.err;
+  EXPECT_NE(nothing.err.find("--shape"), std::string::npos) << nothing.err;
+
+  const Ran pin = gemmforge("tune --db '" + folder_.file("x.db") + "' --shape 64x64x64 --pin BK");
+  EXPECT_EQ(pin.status, 2) << pin.err;
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("x.db")));
+}
+
+TEST_F(TuneCommandTest, ReportReadsTheDatabase) {
+  const std::string path = folder_.file("tuned.db");
+  {
+    db::Database database = db::Database::open(path);
+    DeviceInfo device = DeviceInfo::nominal("sm_90");
+    device.name = "NVIDIA H200";
+    device.uuid = "GPU-cafe";
+    db::TrialRecord t;
+    t.device_id = database.upsert_device(device);
+    t.problem.m = t.problem.n = t.problem.k = 1024;
+    t.template_name = "sgemm_simt";
+    t.template_hash = "h";
+    t.config_key = "BM=128,BN=64,BK=8";
+    t.time_median_ms = 0.125;
+    t.tflops = t.problem.flops() / 0.125 / 1e9;
+    t.cublas_ms = 0.1;
+    t.ratio_vs_cublas = 0.8;
+    database.record_trial(t);
+  }
+  const Ran table = gemmforge("report --db '" + path + "'");
+  EXPECT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("BM=128,BN=64,BK=8"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("NVIDIA H200"), std::string::npos) << table.out;
+
+  const Ran json =
+      gemmforge("report --json --db '" + path + "' --shape 1024x1024x1024 --device h200 --top 1");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json parsed = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(parsed.is_array()) << json.out;
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0]["best"]["config"], "BM=128,BN=64,BK=8");
+  EXPECT_NEAR(parsed[0]["best"]["flops_per_byte"].get<double>(), 2.0 * 128 * 64 / (4.0 * 192), 1e-12);
+
+  const Ran other_shape = gemmforge("report --json --db '" + path + "' --shape 64x64x64");
+  EXPECT_EQ(other_shape.status, 0) << other_shape.err;
+  EXPECT_EQ(nlohmann::json::parse(other_shape.out, nullptr, false).size(), 0u) << other_shape.out;
+}
+
+TEST_F(TuneCommandTest, ReportOfAMissingDatabaseSaysSoAndCreatesNothing) {
+  const std::string path = folder_.file("missing.db");
+  const Ran r = gemmforge("report --db '" + path + "'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no tuning database"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace gemmforge::tuner
