@@ -1,0 +1,88 @@
+// `gemmforge report`: per tuned problem, the config served and the fastest trials with the columns of the
+// classic SGEMM tuning table. Reads the database only, so it runs without a GPU.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli_common.hpp"
+#include "db/database.hpp"
+#include "gemmforge/error.hpp"
+#include "tuner/report.hpp"
+
+namespace gemmforge::cli {
+namespace {
+
+struct ReportCliOptions {
+  std::string db;
+  std::string device;
+  std::vector<std::string> shapes;
+  std::string layout;  // empty: every layout
+  std::string order = "row";
+  int top = 5;
+  bool json = false;
+};
+
+// Matches problems by their sizes as the user states them (and by layout when one is given).
+std::function<bool(const KernelProblem&)> problem_filter(const ReportCliOptions& o) {
+  if (o.shapes.empty()) return {};
+  std::vector<KernelProblem> wanted;
+  for (const std::string& text : o.shapes) {
+    int64_t m = 0, n = 0, k = 0;
+    parse_shape(text, m, n, k);
+    wanted.push_back(make_problem(m, n, k, o.layout.empty() ? "nn" : o.layout, o.order));
+  }
+  const bool any_layout = o.layout.empty();
+  return [wanted, any_layout](const KernelProblem& p) {
+    for (const KernelProblem& w : wanted) {
+      const bool sizes = w.m == p.m && w.n == p.n && w.k == p.k;
+      const bool layout = any_layout || (w.a_trans == p.a_trans && w.b_trans == p.b_trans);
+      if (sizes && layout && w.dtype == p.dtype) return true;
+    }
+    return false;
+  };
+}
+
+int run_report(const ReportCliOptions& o) {
+  if (o.top < 1) throw InvalidArgumentError(fmt::format("--top {} must be at least 1", o.top));
+  const std::string path = o.db.empty() ? db::Database::default_path() : o.db;
+  // Opening would create an empty database; a report of a file that does not exist is a mistake to show.
+  if (!std::filesystem::exists(path)) {
+    throw NotFoundError(
+        fmt::format("there is no tuning database at {}; run gemmforge tune first, or pass --db", path));
+  }
+  const db::Database database = db::Database::open(path);
+  tuner::ReportFilter filter;
+  filter.device = o.device;
+  filter.problem = problem_filter(o);
+  filter.top = o.top;
+  const std::vector<tuner::ProblemReport> reports = tuner::build_report(database, filter);
+  if (o.json) {
+    fmt::print("{}\n", tuner::report_json(reports));
+  } else {
+    fmt::print("{}", tuner::format_report(reports));
+  }
+  return 0;
+}
+
+Command register_report(CLI::App& app) {
+  auto o = std::make_shared<ReportCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Show the best and the fastest configs of each tuned problem (time, TFLOP/s, occupancy, ...)");
+  cmd->add_option("--db", o->db,
+                  "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_option("--device", o->device, "Only this GPU: UUID or (part of) its name, as recorded");
+  cmd->add_option("--shape", o->shapes, "Only problems of this MxNxK (repeatable)");
+  cmd->add_option("--layout", o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
+  cmd->add_option("--order", o->order, "With --shape: storage order the shape is given in, row or col")
+      ->capture_default_str();
+  cmd->add_option("--top", o->top, "Fastest configs shown per problem")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
+  return {cmd, [o] { return run_report(*o); }};
+}
+
+}  // namespace
+
+static const bool registered = register_command(55, register_report);
+
+}  // namespace gemmforge::cli

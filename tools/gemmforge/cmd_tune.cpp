@@ -1,0 +1,219 @@
+// `gemmforge tune`: search the template spaces for the fastest correct config of each problem on a GPU,
+// measuring in an isolated worker process and recording every trial in the tuning database.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "cli_common.hpp"
+#include "cuda/device.hpp"
+#include "db/database.hpp"
+#include "gemmforge/error.hpp"
+#include "tuner/search.hpp"
+#include "tuner/tuner.hpp"
+
+namespace gemmforge::cli {
+namespace {
+
+struct TuneCliOptions {
+  std::string device;
+  std::vector<std::string> shapes;
+  std::string shapes_file;
+  std::string layout = "nn";
+  std::string order = "row";
+  std::string strategy = "guided";
+  size_t max_evals = 128;
+  double time_s = 0;
+  std::string db;
+  std::vector<std::string> templates;
+  std::vector<std::string> pins;
+  uint64_t seed = 1;
+  bool allow_spills = false;
+  bool quiet = false;
+  bool from_misses = false;
+  double error_bound = 1e-5;
+  double timeout_s = 0;
+  unsigned threads = 0;
+  size_t batch = 0;
+};
+
+// The exact command, for the runs table.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  for (char& c : text) {
+    if (c == '\0') c = ' ';
+  }
+  return text.empty() ? "gemmforge tune" : text;
+}
+
+std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
+  std::vector<std::array<int64_t, 3>> shapes;
+  for (const std::string& text : o.shapes) {
+    std::array<int64_t, 3> shape{};
+    parse_shape(text, shape[0], shape[1], shape[2]);
+    shapes.push_back(shape);
+  }
+  if (!o.shapes_file.empty()) {
+    const auto listed = read_shapes(o.shapes_file);
+    shapes.insert(shapes.end(), listed.begin(), listed.end());
+  }
+  std::vector<KernelProblem> problems;
+  for (const auto& [m, n, k] : shapes) {
+    if (m == 0 || n == 0 || k == 0) {
+      throw InvalidArgumentError(
+          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", m, n, k));
+    }
+    problems.push_back(make_problem(m, n, k, o.layout, o.order));
+  }
+  return problems;
+}
+
+std::vector<KernelProblem> problems_from_misses(const db::Database& database, int ordinal) {
+  const DeviceInfo device = cuda::query_device(ordinal);
+  const std::optional<db::DeviceRecord> record = database.device_by_uuid(device.uuid);
+  std::vector<KernelProblem> problems;
+  if (!record) return problems;
+  for (const db::MissRecord& miss : database.misses(record->id)) problems.push_back(miss.problem);
+  return problems;
+}
+
+void print_summary(const tuner::TuneReport& report) {
+  size_t compiled = 0;
+  double compile_s = 0;
+  double compile_sum_s = 0;
+  for (const tuner::ProblemSummary& p : report.problems) {
+    compiled += p.compiled;
+    compile_s += p.compile_busy_s;
+    compile_sum_s += p.compile_sum_s;
+  }
+  fmt::print("\nTuned {} problem(s) on {} (run {}) in {:.1f} s", report.problems.size(), report.device.name,
+             report.run_id, report.wall_s);
+  if (report.worker_restarts > 0) fmt::print("; the worker was restarted {} time(s)", report.worker_restarts);
+  if (compiled > 0) {
+    // Batches with few new kernels leave compile threads idle, so the wall-time rate can sit below what
+    // the threads sustain; the mean duration shows both.
+    fmt::print(
+        "\nNVRTC: {} kernels in {:.1f} s of compile wall time on {} threads ({:.1f} kernels/s), {:.2f} s per "
+        "kernel on average",
+        compiled, compile_s, report.compile_threads, compile_s > 0 ? compiled / compile_s : 0.0,
+        compile_sum_s / compiled);
+  }
+  fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}  {}\n", "problem", "cuBLAS ms", "best ms",
+             "TFLOP/s", "vs cuBLAS", "evals (new)", "wall s", "best config");
+  for (const tuner::ProblemSummary& p : report.problems) {
+    const std::string evaluations = fmt::format("{} ({})", p.evaluations, p.measured);
+    if (p.candidates == 0) {
+      fmt::print("{:<36} no candidate: no template supports this problem on this GPU\n",
+                 p.problem.to_string());
+      continue;
+    }
+    if (!p.best) {
+      fmt::print("{:<36} {:>10.4f} {:>10} {:>8} {:>9} {:>13} {:>7.1f}  no correct kernel found\n",
+                 p.problem.to_string(), p.cublas_ms, "-", "-", "-", evaluations, p.wall_s);
+      continue;
+    }
+    const db::TrialRecord& b = *p.best;
+    fmt::print("{:<36} {:>10.4f} {:>10.4f} {:>8.2f} {:>8.3f}x {:>13} {:>7.1f}  {} {}\n",
+               p.problem.to_string(), p.cublas_ms, b.time_median_ms.value_or(0), b.tflops.value_or(0),
+               b.ratio_vs_cublas.value_or(0), evaluations, p.wall_s, b.template_name, b.config_key);
+  }
+}
+
+int run_tune(const TuneCliOptions& o) {
+  // Everything that can be checked without side effects comes first; the database is opened (and
+  // created) only once a GPU is known to be there, so a failed start writes nothing.
+  tuner::make_strategy(o.strategy, o.seed);
+  tuner::Pins pins;
+  for (const std::string& pin : o.pins) tuner::add_pin(pins, pin);
+  std::vector<KernelProblem> problems = problems_from_shapes(o);
+  if (problems.empty() && !o.from_misses) {
+    throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
+  }
+  if (const std::string reason = cuda::unavailable_reason(); !reason.empty()) {
+    throw NoDeviceError(fmt::format(
+        "gemmforge tune measures kernels on a GPU, and {}; nothing was written. Run it on a machine with a "
+        "GPU, then copy the results here with gemmforge export / import",
+        reason));
+  }
+  const int ordinal = cuda::find_device(o.device);
+
+  db::Database database = db::Database::open(o.db.empty() ? db::Database::default_path() : o.db);
+  if (o.from_misses) {
+    const std::vector<KernelProblem> missed = problems_from_misses(database, ordinal);
+    if (missed.empty() && problems.empty()) {
+      fmt::print("No misses recorded for this GPU in {}: nothing to tune.\n", database.path());
+      return 0;
+    }
+    problems.insert(problems.end(), missed.begin(), missed.end());
+  }
+
+  tuner::TuneOptions options;
+  options.problems = std::move(problems);
+  options.templates = o.templates;
+  options.pins = pins;
+  options.strategy = o.strategy;
+  options.seed = o.seed;
+  options.max_evals = o.max_evals;
+  options.time_s = o.time_s;
+  options.error_bound = o.error_bound;
+  options.allow_spills = o.allow_spills;
+  options.timeout_s = o.timeout_s;
+  options.quiet = o.quiet;
+  options.compile_threads = o.threads;
+  options.batch = o.batch;
+  options.command = command_line();
+  options.worker.device = ordinal;
+  const tuner::TuneReport report = tuner::tune(database, options);
+  print_summary(report);
+  return 0;
+}
+
+Command register_tune(CLI::App& app) {
+  auto o = std::make_shared<TuneCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune",
+      "Find the fastest correct config of each problem on a GPU and record every trial in the database");
+  cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
+  cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
+  cmd->add_option("--shapes", o->shapes_file, "File of shapes: one \"M N K\" per line, # starts a comment");
+  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
+  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--strategy", o->strategy, "exhaustive, random or guided")->capture_default_str();
+  cmd->add_option("--max-evals", o->max_evals, "Evaluations per problem, stored ones included (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--time", o->time_s, "Seconds of search per problem (0: no limit)")->capture_default_str();
+  cmd->add_option("--db", o->db,
+                  "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_option("--template", o->templates, "Tune only this template (repeatable)");
+  cmd->add_option("--pin", o->pins,
+                  "Fix a parameter in the templates that have it, e.g. --pin BK=8 (repeatable)");
+  cmd->add_option("--seed", o->seed, "Seed of the strategy and of the random operands")
+      ->capture_default_str();
+  cmd->add_flag("--allow-spills", o->allow_spills,
+                "Measure configs that spill registers instead of skipping them");
+  cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
+  cmd->add_flag("--from-misses", o->from_misses,
+                "Also tune the problems served untuned on this GPU (misses table)");
+  cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error allowed against cuBLAS")
+      ->capture_default_str();
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds before a candidate counts as hung (0: from the cuBLAS time)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "NVRTC compile threads (0: one per core but one)")
+      ->capture_default_str();
+  cmd->add_option(
+         "--batch", o->batch,
+         "Candidates proposed per search step, compiled together (0: one per compile thread, 4 to 16)")
+      ->capture_default_str();
+  return {cmd, [o] { return run_tune(*o); }};
+}
+
+}  // namespace
+
+static const bool registered = register_command(30, register_tune);
+
+}  // namespace gemmforge::cli

@@ -1,0 +1,86 @@
+// Loading, verifying and timing candidates on the GPU. A CUDA error that poisons the context (illegal
+// address, launch failure, ...) is the candidate's crash: reported, then the worker ends.
+#include "gpu_backend.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "cuda/check.hpp"
+#include "db/version.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/compiler.hpp"
+#include "rtc/gemm_kernel.hpp"
+
+namespace gemmforge::worker {
+namespace {
+
+bool is_sticky(const CudaError& error) {
+  return cuda::is_sticky(static_cast<cudaError_t>(error.code()));
+}
+
+tuner::EvaluateReply failed(tuner::Outcome outcome, std::string reason, bool fatal = false) {
+  tuner::EvaluateReply reply;
+  reply.measurement.outcome = outcome;
+  reply.measurement.reason = std::move(reason);
+  reply.fatal = fatal;
+  return reply;
+}
+
+}  // namespace
+
+GpuBackend::GpuBackend(int device, const WorkerTemplates& templates)
+    : ordinal_(device), templates_(templates) {}
+
+tuner::HelloReply GpuBackend::hello() {
+  if (!guard_) {
+    device_ = cuda::query_device(ordinal_);
+    device_.nvrtc_version = rtc::nvrtc_version();
+    guard_.emplace(ordinal_);
+  }
+  tuner::HelloReply reply;
+  reply.device = device_;
+  reply.worker_version = db::gemmforge_version();
+  reply.nvrtc_version = device_.nvrtc_version;
+  reply.templates = templates_.describe();
+  reply.pid = ::getpid();
+  return reply;
+}
+
+tuner::ProblemReady GpuBackend::set_problem(const tuner::SetProblemRequest& request) {
+  if (!guard_) hello();
+  rig_.reset();  // free the previous problem's buffers before allocating the next
+  rig_ = std::make_unique<tuner::ProblemRig>(request.problem, device_, request.seed);
+  const tuner::Timing cublas = rig_->time_cublas(request.timing);
+  spdlog::info("problem {}: cuBLAS {:.4f} ms", request.problem.to_string(), cublas.median_ms);
+  return tuner::ProblemReady{cublas};
+}
+
+tuner::EvaluateReply GpuBackend::evaluate(const tuner::EvaluateRequest& request) {
+  if (!rig_)
+    throw InvalidArgumentError("evaluate before set_problem: the worker has no problem to measure on");
+  const KernelTemplate& kernel_template = templates_.get(request.template_name, request.template_hash);
+  const Config config =
+      kernel_template.manifest.normalize(Config::parse_key(request.template_name, request.config_key));
+  std::optional<rtc::GemmKernel> kernel;
+  try {
+    try {
+      kernel.emplace(kernel_template, config, request.cubin);
+    } catch (const CudaError& e) {
+      if (is_sticky(e)) throw;
+      return failed(tuner::Outcome::kLaunchError, fmt::format("the cubin does not load: {}", e.what()));
+    }
+    tuner::EvaluateReply reply;
+    reply.measurement = rig_->evaluate(*kernel, request.timing, request.error_bound);
+    return reply;
+  } catch (const CudaError& e) {
+    if (!is_sticky(e)) return failed(tuner::Outcome::kLaunchError, e.what());
+    spdlog::error("{} {} faulted: {}", request.template_name, request.config_key, e.what());
+    return failed(
+        tuner::Outcome::kCrashed,
+        fmt::format("the kernel faulted: {} (the worker's CUDA context is lost; it restarts)", e.what()),
+        /*fatal=*/true);
+  }
+}
+
+}  // namespace gemmforge::worker
