@@ -76,18 +76,14 @@ void Predictor::learn(const History& history) {
   if (history.size() == learned_) return;
   learned_ = history.size();
   calibrate_registers(history);
-  double slowest_ms = 0;
-  for (const Observation& o : history.observations()) {
-    if (o.ok()) slowest_ms = std::max(slowest_ms, o.time_ms);
-  }
   std::vector<ResidualModel::Sample> samples;
   for (const Observation& o : history.observations()) {
     if (o.candidate >= table_.size() || !std::isfinite(log_estimate_[o.candidate])) continue;
     if (o.ok()) {
       samples.push_back({o.candidate, std::log(o.time_ms) - log_estimate_[o.candidate], 1.0});
-    } else if (slowest_ms > 0) {
-      samples.push_back({o.candidate, std::log(kFailureSlowdown * slowest_ms) - log_estimate_[o.candidate],
-                         kFailureWeight});
+    } else {
+      const double predicted = residuals_.correction(o.candidate, terms_[o.candidate]);
+      samples.push_back({o.candidate, predicted + std::log(kFailureSlowdown), kFailureWeight});
     }
   }
   residuals_.fit(samples, terms_);
