@@ -11,30 +11,12 @@
 #include <system_error>
 
 #include "core/template_library.hpp"
+#include "temp_folder.hpp"
 
 namespace gemmforge::tuner::fixtures {
 
 /// A fresh folder under the system's temp dir, removed with its contents.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gemmforge_tuner_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempFolder(const TempFolder&) = delete;
-  TempFolder& operator=(const TempFolder&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempFolder;
 
 /// tests/data/<name>, found through $GEMMFORGE_TEST_DATA, the source tree the tests were built from, or
 /// the current folder and its parents (a GPU machine runs the tests from a copy of the repository).

@@ -1,6 +1,7 @@
 // db export/import: JSON round trips, merge policies, rejection of malformed or hostile documents
 // without any change to the database, and RFC 4180 CSV.
 #include "db/exchange.hpp"
+#include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -21,22 +22,7 @@ namespace {
 using nlohmann::json;
 
 // A fresh folder under the test temp dir, removed with everything in it.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (std::filesystem::path(::testing::TempDir()) / "gemmforge_db_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempFolder;
 
 // Every table's definition and rows, in a stable order, through a connection of its own.
 std::string dump(const std::string& path) {

@@ -1,6 +1,7 @@
 // db schema and migrations: parsing db/schema.sql, upgrading an old database, refusing to downgrade,
 // and rolling back a migration that fails.
 #include "db/schema.hpp"
+#include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -17,22 +18,7 @@ namespace gemmforge::db {
 namespace {
 
 // A fresh folder under the test temp dir, removed with everything in it.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (std::filesystem::path(::testing::TempDir()) / "gemmforge_db_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempFolder;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

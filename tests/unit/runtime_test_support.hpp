@@ -18,28 +18,12 @@
 #include "core/template_library.hpp"
 #include "db/database.hpp"
 #include "db/exchange.hpp"
+#include "support/temp_folder.hpp"
 
 namespace gemmforge::testing {
 
 /// A fresh folder under the test temp dir, removed with everything in it.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (std::filesystem::path(::testing::TempDir()) / "gemmforge_runtime_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempFolder(const TempFolder&) = delete;
-  TempFolder& operator=(const TempFolder&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempFolder;
 
 /// A GPU model with the nominal limits of its architecture, as a real card would be recorded.
 inline DeviceInfo model(const std::string& name, const std::string& arch, const std::string& uuid) {
