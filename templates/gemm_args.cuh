@@ -18,7 +18,7 @@ struct GemmArgs {
   int raster_group;  // tile rows walked together, so neighbouring blocks share operands in L2
   float alpha;
   float beta;
-  int* semaphores;  // one per output tile when split_k > 1: zero on entry, left zero on exit
+  int* semaphores;   // one per output tile when split_k > 1: zero on entry, left zero on exit
   float* workspace;  // partial tiles of a parallel split-K reduction (templates that declare one)
 };
 

@@ -84,7 +84,8 @@ CandidateTable::CandidateTable(const SearchSpace& space) {
       for (size_t p = 0; p < parameters.size(); ++p) {
         const int64_t value = template_space.value(i, p);
         const auto& domain = parameters[p].values;
-        levels_.push_back(static_cast<uint8_t>(std::find(domain.begin(), domain.end(), value) - domain.begin()));
+        levels_.push_back(
+            static_cast<uint8_t>(std::find(domain.begin(), domain.end(), value) - domain.begin()));
         actual.set_parameter(p, value);
         along_m.set_parameter(p, value);
         along_n.set_parameter(p, value);

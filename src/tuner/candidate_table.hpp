@@ -13,16 +13,16 @@ namespace gemmforge::tuner {
 
 /// Launch shape and resources of one candidate for the problem of its search space.
 struct Footprint {
-  int64_t tile_m = 0;       ///< rows of C one block computes
-  int64_t tile_n = 0;       ///< columns of C one block computes
-  int64_t tiles = 0;        ///< blocks per K slice
-  int64_t split_k = 1;      ///< K slices launched
-  int64_t k_per_split = 0;  ///< K extent of one slice
+  int64_t tile_m = 0;           ///< rows of C one block computes
+  int64_t tile_n = 0;           ///< columns of C one block computes
+  int64_t tiles = 0;            ///< blocks per K slice
+  int64_t split_k = 1;          ///< K slices launched
+  int64_t k_per_split = 0;      ///< K extent of one slice
   bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
                                 ///< rather than adding into C one after the other
-  int64_t threads = 0;      ///< threads per block
-  int64_t smem_bytes = 0;   ///< dynamic shared memory per block
-  int64_t est_regs = 0;     ///< registers per thread as the manifest estimates them before compiling
+  int64_t threads = 0;          ///< threads per block
+  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
+  int64_t est_regs = 0;         ///< registers per thread as the manifest estimates them before compiling
 };
 
 /// The footprint of every candidate, and the domain position ("level") of each of its parameters.

@@ -11,8 +11,9 @@ namespace gemmforge::tuner {
 
 void History::add(const Observation& observation) {
   if (observation.ok() && !(std::isfinite(observation.time_ms) && observation.time_ms > 0)) {
-    throw InvalidArgumentError(fmt::format("an ok observation of candidate {} needs a finite time > 0, not {}",
-                                           observation.candidate, observation.time_ms));
+    throw InvalidArgumentError(
+        fmt::format("an ok observation of candidate {} needs a finite time > 0, not {}",
+                    observation.candidate, observation.time_ms));
   }
   if (observation.candidate >= seen_.size()) {
     seen_.resize(std::max(observation.candidate + 1, 2 * seen_.size()), 0);

@@ -27,7 +27,9 @@ constexpr double kLaunchMs = 0.003;
 // Used when a device description lacks its clock.
 constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * 1.5e6;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
@@ -107,7 +109,8 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
     return std::max(compute, blocks * bytes / sm_bytes_per_ms);
   };
   double full_compute_ms = 0;
-  const int64_t resident = std::min<int64_t>(e.occupancy.blocks_per_sm, ceil_div(e.waves.blocks, device.sm_count));
+  const int64_t resident =
+      std::min<int64_t>(e.occupancy.blocks_per_sm, ceil_div(e.waves.blocks, device.sm_count));
   const double full_round_ms = round_ms(resident, &e.latency_hiding, &full_compute_ms);
   e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
   e.main_loop_ms = e.waves.full_waves * full_round_ms +
@@ -116,9 +119,8 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
     const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
     // Serial: each slice in turn reads and writes the C tile. Parallel: the slices write partial tiles
     // at once and the last one reads them all.
-    e.split_k_ms = f.parallel_split
-                       ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
-                       : (f.split_k - 1) * (kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms);
+    e.split_k_ms = f.parallel_split ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
+                                    : (f.split_k - 1) * (kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms);
   }
   e.time_ms = e.main_loop_ms + e.split_k_ms + kLaunchMs;
   return e;

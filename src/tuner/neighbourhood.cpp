@@ -69,8 +69,8 @@ Neighbourhood::Neighbourhood(const SearchSpace& space, const CandidateTable& tab
   }
 }
 
-std::vector<int64_t> Neighbourhood::shared_values(size_t space, size_t candidate, const SharedParameters& shared,
-                                                  bool here) const {
+std::vector<int64_t> Neighbourhood::shared_values(size_t space, size_t candidate,
+                                                  const SharedParameters& shared, bool here) const {
   const auto& parameters = space_.spaces()[space].kernel_template().manifest.parameters();
   std::vector<int64_t> values;
   values.reserve(shared.positions.size());

@@ -27,10 +27,10 @@ class Neighbourhood {
 
  private:
   struct TemplateIndex {
-    size_t first = 0;                                 // flat index of its first candidate
+    size_t first = 0;                                       // flat index of its first candidate
     std::unordered_multimap<uint64_t, uint32_t> by_levels;  // hash of the levels -> flat index
-    std::vector<std::vector<uint8_t>> by_rank;        // per parameter: levels in ascending value
-    std::vector<std::vector<uint8_t>> rank_of;        // per parameter: rank of each level
+    std::vector<std::vector<uint8_t>> by_rank;              // per parameter: levels in ascending value
+    std::vector<std::vector<uint8_t>> rank_of;              // per parameter: rank of each level
   };
   // Parameters two templates share by name, and the other template's candidates by their values.
   struct SharedParameters {

@@ -9,7 +9,7 @@
 namespace gemmforge::tuner {
 namespace {
 
-constexpr size_t kRegisterSamples = 3;      // measured kernels before register estimates are rescaled
+constexpr size_t kRegisterSamples = 3;       // measured kernels before register estimates are rescaled
 constexpr double kRegisterScaleStep = 0.02;  // smaller changes do not re-estimate a template
 // A candidate that failed (spilled, did not launch, was not recorded) enters the fit as this many times
 // slower than the slowest one measured, with a small weight: enough to steer away from regions that
@@ -60,7 +60,8 @@ void Predictor::calibrate_registers(const History& history) {
   for (const Observation& o : history.observations()) {
     if (o.registers <= 0 || o.candidate >= table_.size()) continue;
     const int64_t estimated = table_.footprint(o.candidate).est_regs;
-    if (estimated > 0) ratios[table_.space_of(o.candidate)].push_back(static_cast<double>(o.registers) / estimated);
+    if (estimated > 0)
+      ratios[table_.space_of(o.candidate)].push_back(static_cast<double>(o.registers) / estimated);
   }
   for (size_t s = 0; s < ratios.size(); ++s) {
     if (ratios[s].size() < kRegisterSamples) continue;

@@ -47,7 +47,8 @@ Outcome outcome_of(db::TrialStatus status) {
   return Outcome::kInvalid;
 }
 
-std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document, const TemplateLibrary& library) {
+std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document,
+                                                const TemplateLibrary& library) {
   if (!document.is_object() || !document.contains("trials")) {
     throw InvalidArgumentError(
         "a replay needs every trial of the recorded run, and this document has no \"trials\": export it "
@@ -102,7 +103,8 @@ ReplayEvaluator::ReplayEvaluator(const RecordedTable& table) {
                                                   : std::numeric_limits<double>::infinity();
     entry.registers = static_cast<int>(trial.registers.value_or(0));
     entry.occupancy_blocks = static_cast<int>(trial.occupancy_blocks.value_or(0));
-    entries_[canonical_key(trial.template_name, Config::parse_key(trial.template_name, trial.config_key))] = entry;
+    entries_[canonical_key(trial.template_name, Config::parse_key(trial.template_name, trial.config_key))] =
+        entry;
   }
 }
 
@@ -122,7 +124,8 @@ Observation ReplayEvaluator::lookup(const SearchSpace& space, size_t candidate) 
   return o;
 }
 
-std::vector<Observation> ReplayEvaluator::evaluate(const SearchSpace& space, const std::vector<size_t>& candidates) {
+std::vector<Observation> ReplayEvaluator::evaluate(const SearchSpace& space,
+                                                   const std::vector<size_t>& candidates) {
   std::vector<Observation> observations;
   observations.reserve(candidates.size());
   for (size_t c : candidates) observations.push_back(lookup(space, c));

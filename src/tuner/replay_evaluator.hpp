@@ -27,7 +27,8 @@ struct RecordedTable {
 /// device and problem. The document goes through db::import_json into an in-memory database, so it is
 /// validated exactly as an import is, configs included against the manifests of `library`. Throws
 /// InvalidArgumentError naming the fault.
-std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document, const TemplateLibrary& library);
+std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document,
+                                                const TemplateLibrary& library);
 
 /// The space a table was recorded over, rebuilt from the manifests (with their pruning rules) for its
 /// device and problem: the templates that appear in it, each parameter that took a single value there

@@ -85,8 +85,8 @@ std::unique_ptr<StopCondition> stop_after_evaluations(size_t count) {
 
 std::unique_ptr<StopCondition> stop_after_seconds(double seconds) {
   if (!(seconds >= 0) || std::isinf(seconds)) {
-    throw InvalidArgumentError(fmt::format("a time budget must be a finite number of seconds >= 0, not {}",
-                                           seconds));
+    throw InvalidArgumentError(
+        fmt::format("a time budget must be a finite number of seconds >= 0, not {}", seconds));
   }
   return std::make_unique<AfterSeconds>(seconds);
 }

@@ -19,7 +19,8 @@ class SearchIdentity {
   /// True when (space, history) continue the search last seen; then remembers them.
   bool continues(const SearchSpace& space, const History& history) {
     std::vector<std::pair<std::string, size_t>> templates;
-    for (const Space& s : space.spaces()) templates.emplace_back(s.kernel_template().manifest.name(), s.size());
+    for (const Space& s : space.spaces())
+      templates.emplace_back(s.kernel_template().manifest.name(), s.size());
     const bool same = space_ == &space && problem_ == space.problem() && device_ == space.device().name &&
                       templates_ == templates && history.size() >= history_size_;
     space_ = &space;

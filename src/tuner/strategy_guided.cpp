@@ -151,7 +151,8 @@ class GuidedSearch {
   // model has not learnt from its own picks yet, and near-twins would tell it the same thing twice.
   size_t best_predicted(const std::vector<size_t>& batch) const {
     for (uint32_t c : predictor_.ranking()) {
-      if (!taken(c) && std::none_of(batch.begin(), batch.end(), [&](size_t b) { return twins(b, c); })) return c;
+      if (!taken(c) && std::none_of(batch.begin(), batch.end(), [&](size_t b) { return twins(b, c); }))
+        return c;
     }
     return kNone;
   }

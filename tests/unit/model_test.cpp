@@ -152,9 +152,9 @@ TEST(CandidateTable, ReadsTileExtentsResourcesAndSplitOffTheManifest) {
   // transposed into shared rows (XPOSE_A), B n-contiguous: stages of 16 x (128 + 4) and 16 x 64 floats.
   const SearchSpace space = testing::search_space(
       testing::problem(512, 512, 1000),
-      {{"sgemm_simt", {"BM=128", "BN=64", "BK=16", "WM=64", "WN=32", "TM=8", "TN=8", "STAGES=3", "VEC_A=4",
-                       "VEC_B=4", "XPOSE_A=1", "XPOSE_B=0", "UNROLL_K=4", "MIN_BLOCKS=1", "SPLIT_K=3",
-                       "RASTER=1"}}});
+      {{"sgemm_simt",
+        {"BM=128", "BN=64", "BK=16", "WM=64", "WN=32", "TM=8", "TN=8", "STAGES=3", "VEC_A=4", "VEC_B=4",
+         "XPOSE_A=1", "XPOSE_B=0", "UNROLL_K=4", "MIN_BLOCKS=1", "SPLIT_K=3", "RASTER=1"}}});
   ASSERT_EQ(space.size(), 1u);
   const Footprint f = CandidateTable(space).footprint(0);
   EXPECT_EQ(f.tile_m, 128);
@@ -171,8 +171,7 @@ TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
   // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
   const KernelProblem p = testing::problem(40, 1000, 4096);
   for (const KernelTemplate* kernel_template : TemplateLibrary::instance().all()) {
-    const SearchSpace space(
-        {Space::build(*kernel_template, kH100, p)}, kH100, p);
+    const SearchSpace space({Space::build(*kernel_template, kH100, p)}, kH100, p);
     const CandidateTable table(space);
     ASSERT_FALSE(space.empty()) << kernel_template->manifest.name();
     for (size_t c = 0; c < space.size(); c += 1 + space.size() / 200) {

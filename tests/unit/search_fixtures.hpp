@@ -10,7 +10,8 @@
 
 namespace gemmforge::tuner::testing {
 
-inline KernelProblem problem(int64_t m, int64_t n, int64_t k, const std::string& layout = "nn", int align = 4) {
+inline KernelProblem problem(int64_t m, int64_t n, int64_t k, const std::string& layout = "nn",
+                             int align = 4) {
   KernelProblem p;
   p.m = m;
   p.n = n;
@@ -27,8 +28,9 @@ inline Pins pins(const std::vector<std::string>& texts) {
 }
 
 /// Templates with their pins, built into one search space on nominal sm_90 limits.
-inline SearchSpace search_space(const KernelProblem& problem,
-                                const std::vector<std::pair<std::string, std::vector<std::string>>>& templates) {
+inline SearchSpace search_space(
+    const KernelProblem& problem,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& templates) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   std::vector<Space> spaces;
   for (const auto& [name, pin_texts] : templates) {
@@ -39,9 +41,10 @@ inline SearchSpace search_space(const KernelProblem& problem,
 
 /// A few hundred candidates of two templates for 4096^3.
 inline SearchSpace small_space() {
-  return search_space(problem(4096, 4096, 4096),
-                      {{"sgemm_simt", {"STAGES=3", "MIN_BLOCKS=1", "BK=16", "RASTER=8", "UNROLL_K=4", "TM=8"}},
-                       {"sgemm_tf32x3", {"MIN_BLOCKS=1", "RASTER=8", "BK=32", "STAGES=3"}}});
+  return search_space(
+      problem(4096, 4096, 4096),
+      {{"sgemm_simt", {"STAGES=3", "MIN_BLOCKS=1", "BK=16", "RASTER=8", "UNROLL_K=4", "TM=8"}},
+       {"sgemm_tf32x3", {"MIN_BLOCKS=1", "RASTER=8", "BK=32", "STAGES=3"}}});
 }
 
 }  // namespace gemmforge::tuner::testing

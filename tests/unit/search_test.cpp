@@ -50,7 +50,8 @@ TEST(SearchSpace, NumbersTheTemplatesConsecutively) {
 
 TEST(SearchSpace, FindsEveryConfigItHoldsAndNothingElse) {
   const SearchSpace space = testing::small_space();
-  for (size_t i = 0; i < space.size(); i += 7) EXPECT_EQ(space.find(space.config(i)), static_cast<int64_t>(i));
+  for (size_t i = 0; i < space.size(); i += 7)
+    EXPECT_EQ(space.find(space.config(i)), static_cast<int64_t>(i));
   Config outside = space.config(0);
   outside.set("STAGES", 2);  // pinned to 3 in this space
   EXPECT_EQ(space.find(outside), -1);
@@ -184,8 +185,8 @@ TEST(Search, NeverOvershootsAnEvaluationBudget) {
 }
 
 TEST(Search, EndsWhenTheStrategyRunsDry) {
-  const SearchSpace space = testing::search_space(testing::problem(4096, 4096, 4096),
-                                                  {{"sgemm_tf32x3", {"BM=128", "BN=128", "BK=32", "STAGES=3"}}});
+  const SearchSpace space = testing::search_space(
+      testing::problem(4096, 4096, 4096), {{"sgemm_tf32x3", {"BM=128", "BN=128", "BK=32", "STAGES=3"}}});
   ASSERT_GT(space.size(), 0u);
   const auto strategy = make_strategy("exhaustive", 0);
   FakeEvaluator evaluator;
@@ -209,7 +210,8 @@ TEST(Search, ResumesWithoutProposingWhatIsKnown) {
 // Answers in the wrong order.
 class ScramblingEvaluator : public FakeEvaluator {
  public:
-  std::vector<Observation> evaluate(const SearchSpace& space, const std::vector<size_t>& candidates) override {
+  std::vector<Observation> evaluate(const SearchSpace& space,
+                                    const std::vector<size_t>& candidates) override {
     std::vector<Observation> out = FakeEvaluator::evaluate(space, candidates);
     std::reverse(out.begin(), out.end());
     return out;

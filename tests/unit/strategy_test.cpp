@@ -88,7 +88,8 @@ TEST(GuidedStrategy, StartsFromTheManifestSeeds) {
   ASSERT_GE(present.size(), 2u);
   History none;
   const std::vector<size_t> first = make_strategy("guided", 1)->propose(space, none, seed_count);
-  for (size_t seed : present) EXPECT_EQ(std::count(first.begin(), first.end(), seed), 1) << space.config(seed).key();
+  for (size_t seed : present)
+    EXPECT_EQ(std::count(first.begin(), first.end(), seed), 1) << space.config(seed).key();
 }
 
 // Answers every candidate with the same time.
@@ -124,8 +125,8 @@ TEST(Strategies, ServeOneSearchAfterAnother) {
       first = candidates_of(search(space, *strategy, evaluator, *stop_after_evaluations(20), 8));
     }
     {
-      const SearchSpace other = testing::search_space(testing::problem(1000, 2000, 300),
-                                                      {{"sgemm_tf32x3", {"BK=32", "STAGES=3", "MIN_BLOCKS=1"}}});
+      const SearchSpace other = testing::search_space(
+          testing::problem(1000, 2000, 300), {{"sgemm_tf32x3", {"BK=32", "STAGES=3", "MIN_BLOCKS=1"}}});
       EXPECT_EQ(search(other, *strategy, evaluator, *stop_after_evaluations(20), 8).size(), 20u) << name;
     }
     {
@@ -159,9 +160,10 @@ TEST(Neighbourhood, MovesOneParameterAnywhereOrTwoToAdjacentValues) {
           // Adjacent: no value of the domain lies between the old and the new one.
           const auto& domain = parameters[p].values;
           const int64_t from = domain[table.level(c, p)], to = domain[table.level(n, p)];
-          EXPECT_EQ(std::count_if(domain.begin(), domain.end(),
-                                  [&](int64_t v) { return v > std::min(from, to) && v < std::max(from, to); }),
-                    0);
+          EXPECT_EQ(
+              std::count_if(domain.begin(), domain.end(),
+                            [&](int64_t v) { return v > std::min(from, to) && v < std::max(from, to); }),
+              0);
         }
       }
     }
@@ -179,7 +181,8 @@ TEST(Neighbourhood, FindsEverySingleParameterMoveInTheSpace) {
   for (size_t other = 0; other < space.size(); ++other) {
     if (table.space_of(other) != s || other == c) continue;
     size_t differences = 0;
-    for (size_t p = 0; p < table.parameter_count(s); ++p) differences += table.level(c, p) != table.level(other, p);
+    for (size_t p = 0; p < table.parameter_count(s); ++p)
+      differences += table.level(c, p) != table.level(other, p);
     if (differences == 1) {
       EXPECT_TRUE(listed.count(other)) << space.config(other).key();
     }
@@ -213,7 +216,8 @@ TEST(Neighbourhood, CrossesToTheClosestCandidatesOfOtherTemplates) {
     for (size_t n : neighbourhood.of(c)) {
       if (table.space_of(n) == 1) continue;
       ++crossings;
-      EXPECT_EQ(agreements(here, space.config(n), &shared), closest) << here.key() << " -> " << space.config(n).key();
+      EXPECT_EQ(agreements(here, space.config(n), &shared), closest)
+          << here.key() << " -> " << space.config(n).key();
       EXPECT_GE(2 * closest, shared);
     }
   }

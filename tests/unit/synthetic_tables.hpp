@@ -177,7 +177,8 @@ inline std::vector<SyntheticRun> standard_runs() {
       {problem(4096, 4096, 4096, "nn", 4), {{"sgemm_simt", simt}, {"sgemm_tf32x3", tf32}}},
       {problem(1024, 1024, 8192, "nt", 4), {{"sgemm_simt", simt}, {"sgemm_tf32x3", tf32}}},
       {problem(256, 256, 16384, "nn", 4), {{"sgemm_simt", simt}, {"sgemm_tf32x3", tf32}}},
-      {problem(32, 4096, 4096, "nn", 4), {{"sgemm_skinny", pins({"STAGES=3", "KT=4"})}, {"sgemm_tf32x3", tf32}}},
+      {problem(32, 4096, 4096, "nn", 4),
+       {{"sgemm_skinny", pins({"STAGES=3", "KT=4"})}, {"sgemm_tf32x3", tf32}}},
       {problem(127, 1000, 513, "tn", 1), {{"sgemm_simt", simt}, {"sgemm_tf32x3", tf32}}},
   };
 }
