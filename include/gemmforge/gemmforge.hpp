@@ -47,7 +47,7 @@ struct PlanInfo {
   /// Median time and speed relative to cuBLAS (above 1: faster) measured on tuned_problem.
   std::optional<double> time_ms;
   std::optional<double> ratio_vs_cublas;
-  // Launch geometry for the asked problem.
+  // Launch geometry for the asked problem (once it has run: the geometry its launches use).
   int64_t tiles = 0;
   int64_t split_k = 1;
   int64_t threads = 0;

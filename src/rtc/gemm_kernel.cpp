@@ -9,9 +9,8 @@
 
 namespace gemmforge::rtc {
 
-GemmKernel::GemmKernel(const KernelTemplate& kernel_template, Config config, const std::vector<char>& cubin)
+GemmKernel::GemmKernel(const KernelTemplate& kernel_template, const std::vector<char>& cubin)
     : template_(&kernel_template),
-      config_(std::move(config)),
       module_(cubin),
       kernel_(module_.kernel(kernel_template.manifest.kernel_name())) {}
 

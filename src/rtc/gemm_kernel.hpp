@@ -36,18 +36,20 @@ class LaunchScratch {
   cuda::DeviceBuffer workspace_;
 };
 
+/// A compiled template loaded on a device. Configs that differ only in launch parameters (split-K,
+/// rasterization) compile to the same cubin and share one GemmKernel, so the kernel knows no config: the
+/// launch geometry always comes from the config being run (Manifest::geometry).
 class GemmKernel {
  public:
-  /// Loads `cubin` (built from `kernel_template` with `config`) into the current device's context.
-  GemmKernel(const KernelTemplate& kernel_template, Config config, const std::vector<char>& cubin);
+  /// Loads `cubin`, built from `kernel_template`, into the current device's context.
+  GemmKernel(const KernelTemplate& kernel_template, const std::vector<char>& cubin);
 
-  const Config& config() const { return config_; }
   const KernelTemplate& kernel_template() const { return *template_; }
   const cuda::Kernel& kernel() const { return kernel_; }
 
-  /// Launch geometry for a problem, from the manifest's launch rule.
-  LaunchGeometry geometry(const KernelProblem& problem) const {
-    return template_->manifest.geometry(config_, problem);
+  /// Launch geometry of `config` (one this kernel was compiled from) for a problem.
+  LaunchGeometry geometry(const Config& config, const KernelProblem& problem) const {
+    return template_->manifest.geometry(config, problem);
   }
   /// Resident blocks per SM at this geometry.
   int occupancy_blocks(const LaunchGeometry& geometry) const;
@@ -59,7 +61,6 @@ class GemmKernel {
 
  private:
   const KernelTemplate* template_;
-  Config config_;
   cuda::Module module_;
   cuda::Kernel kernel_;
   void allow_smem(int64_t bytes) const;

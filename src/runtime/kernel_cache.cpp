@@ -33,7 +33,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::load_stored(const rtc::Kerne
   }
   if (!stored) return nullptr;
   try {
-    auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, spec.config, stored->cubin);
+    auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, stored->cubin);
     ++from_database_;
     return kernel;
   } catch (const CudaError& e) {
@@ -47,8 +47,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
                                                                       const std::string& key) {
   const rtc::CompileResult compiled = rtc::compile(spec.request(library_));
   ++compiles_;
-  auto kernel =
-      std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, spec.config, compiled.cubin_or_throw());
+  auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, compiled.cubin_or_throw());
   if (database_ == nullptr) return kernel;
   db::CubinRecord record;
   record.key = key;

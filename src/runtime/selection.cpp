@@ -22,6 +22,12 @@ const char* to_string(PlanLevel level) noexcept {
 namespace runtime {
 
 PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device) {
+  return describe(selection, problem, device,
+                  selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem));
+}
+
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device,
+                  const LaunchGeometry& launched) {
   PlanInfo info;
   info.problem = problem.to_string();
   info.device = device;
@@ -33,12 +39,10 @@ PlanInfo describe(const Selection& selection, const KernelProblem& problem, cons
   if (selection.tuned_problem) info.tuned_problem = selection.tuned_problem->to_string();
   info.time_ms = selection.time_ms;
   info.ratio_vs_cublas = selection.ratio_vs_cublas;
-  const LaunchGeometry geometry =
-      selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem);
-  info.tiles = geometry.tiles;
-  info.split_k = geometry.split_k;
-  info.threads = geometry.threads;
-  info.smem_bytes = geometry.smem_bytes;
+  info.tiles = launched.tiles;
+  info.split_k = launched.split_k;
+  info.threads = launched.threads;
+  info.smem_bytes = launched.smem_bytes;
   return info;
 }
 

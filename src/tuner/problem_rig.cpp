@@ -98,9 +98,9 @@ void ProblemRig::launch(const rtc::GemmKernel& kernel, const LaunchGeometry& geo
   kernel.launch(call, geometry, scratch_.prepare(geometry, stream_.get()), stream_.get());
 }
 
-void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, Measurement& out) const {
+void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, const LaunchGeometry& geometry,
+                                    Measurement& out) const {
   const cuda::KernelAttributes attributes = kernel.kernel().attributes();
-  const LaunchGeometry geometry = kernel.geometry(problem_);
   out.registers = attributes.registers;
   out.local_bytes = attributes.local_bytes;
   out.smem_bytes = geometry.smem_bytes;
@@ -111,16 +111,16 @@ void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, Measurement& 
       100.0 * out.occupancy_blocks * warps_per_block * 32 / std::max(1, device_.max_threads_per_sm);
 }
 
-Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const TimingOptions& options,
-                                 double error_bound) {
+Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const Config& config,
+                                 const TimingOptions& options, double error_bound) {
+  const LaunchGeometry geometry = kernel.geometry(config, problem_);
   Measurement out;
-  describe_resources(kernel, out);
+  describe_resources(kernel, geometry, out);
   if (out.occupancy_blocks == 0) {
     out.outcome = Outcome::kLaunchError;
     out.reason = "no block fits an SM (registers or shared memory)";
     return out;
   }
-  const LaunchGeometry geometry = kernel.geometry(problem_);
   cudaStream_t s = stream_.get();
   // The previous candidate may have failed with its split-K semaphores set.
   scratch_.reset(s);

@@ -45,10 +45,12 @@ class ProblemRig {
   const KernelProblem& problem() const { return problem_; }
   /// cuBLAS SGEMM on the same buffers with the same timing method.
   Timing time_cublas(const TimingOptions& options);
-  /// Verifies the kernel (beta = 0 over NaN, then beta != 0) and, if correct, times it.
-  Measurement evaluate(const rtc::GemmKernel& kernel, const TimingOptions& options, double error_bound);
-  /// Occupancy and resource figures of a kernel at this problem's geometry.
-  void describe_resources(const rtc::GemmKernel& kernel, Measurement& out) const;
+  /// Verifies `config`, compiled as `kernel`, (beta = 0 over NaN, then beta != 0) and, if correct, times it.
+  Measurement evaluate(const rtc::GemmKernel& kernel, const Config& config, const TimingOptions& options,
+                       double error_bound);
+  /// Occupancy and resource figures of a kernel launched with `geometry`.
+  void describe_resources(const rtc::GemmKernel& kernel, const LaunchGeometry& geometry,
+                          Measurement& out) const;
 
   const rtc::UtilityKernels& utilities() const { return utilities_; }
   cudaStream_t stream() const { return stream_.get(); }

@@ -1,6 +1,7 @@
 // The C++ API on a GPU: row- and column-major calls match cuBLAS, query() tells the level that serves a
-// problem, bad arguments throw before anything is launched, untuned problems are recorded as misses
-// once, and after its first call a problem is served without allocating, compiling or querying.
+// problem (and the geometry it launches with), bad arguments throw before anything is launched, untuned
+// problems are recorded as misses once, and after its first call a problem is served without allocating,
+// compiling or querying.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -102,6 +103,31 @@ TEST_F(ApiRuntime, QueryTellsWhichLevelServes) {
   EXPECT_EQ(runtime->query(shape).level, PlanLevel::kDeviceDefault);
   EXPECT_EQ(check(*runtime, c), "") << "the tuned split-K config computes the right result";
   EXPECT_THROW(runtime->query(GemmShape{}), InvalidArgumentError);
+}
+
+TEST_F(ApiRuntime, ConfigsSharingACubinLaunchWithTheirOwnGeometry) {
+  // Two tuned problems whose configs differ only in SPLIT_K, a launch parameter: one cubin serves both,
+  // and each problem still launches with its own config's geometry, whichever was served first.
+  GemmCase whole, split;
+  whole.order = split.order = Order::kRowMajor;
+  whole.m = 256, whole.n = 256, whole.k = 512;
+  split.m = 128, split.n = 512, split.k = 4096, split.beta = 0.5f;
+  const Config one_slice = seed_of("sgemm_tf32x3", 0, {{"SPLIT_K", 1}});
+  const Config two_slices = seed_of("sgemm_tf32x3", 0, {{"SPLIT_K", 2}});
+  record_tuned(database_.path(), GemmHarness::problem(whole), one_slice);
+  record_tuned(database_.path(), GemmHarness::problem(split), two_slices);
+  auto runtime = open_runtime();
+  EXPECT_EQ(check(*runtime, whole), "");
+  EXPECT_EQ(check(*runtime, split), "");
+  EXPECT_EQ(runtime->stats().plans, 2u);
+  EXPECT_EQ(runtime->stats().kernels, 1u) << "configs that compile alike share one kernel";
+  GemmShape shape;
+  shape.order = Order::kRowMajor, shape.m = split.m, shape.n = split.n, shape.k = split.k;
+  const PlanInfo served = runtime->query(shape);
+  EXPECT_EQ(served.config, two_slices.key());
+  EXPECT_EQ(served.split_k, 2) << "the plan launches with the geometry of the config it serves";
+  shape.m = whole.m, shape.n = whole.n, shape.k = whole.k;
+  EXPECT_EQ(runtime->query(shape).split_k, 1);
 }
 
 TEST_F(ApiRuntime, BadArgumentsThrowAndLaunchNothing) {

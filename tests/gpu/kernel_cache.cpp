@@ -30,8 +30,8 @@ void KernelCache::prepare(const std::vector<rtc::KernelSpec>& specs) {
   }
   const std::vector<rtc::CompileResult> results = rtc::compile_all(requests);
   for (size_t i = 0; i < results.size(); ++i) {
-    loaded_[keys[i]] = std::make_unique<rtc::GemmKernel>(*pending[i]->kernel_template, pending[i]->config,
-                                                         results[i].cubin_or_throw());
+    loaded_[keys[i]] =
+        std::make_unique<rtc::GemmKernel>(*pending[i]->kernel_template, results[i].cubin_or_throw());
   }
 }
 
@@ -50,7 +50,7 @@ void KernelCache::launch(const KernelTemplate& kernel_template, const Config& co
   const rtc::KernelSpec spec =
       rtc::make_spec(kernel_template, config, call.problem, device_.arch(), &device_);
   const rtc::GemmKernel& kernel = get(spec);
-  const LaunchGeometry geometry = kernel.geometry(call.problem);
+  const LaunchGeometry geometry = kernel.geometry(spec.config, call.problem);
   kernel.launch(call, geometry, scratch_.prepare(geometry, stream), stream);
 }
 

@@ -84,8 +84,8 @@ int run_measure(const MeasureOptions& o) {
       fmt::print("{:>10} compile error: {}  {}\n", "-", c.error, specs[i].config.key());
       continue;
     }
-    const rtc::GemmKernel kernel(tmpl, specs[i].config, c.cubin);
-    const tuner::Measurement r = rig.evaluate(kernel, timing, o.error_bound);
+    const rtc::GemmKernel kernel(tmpl, c.cubin);
+    const tuner::Measurement r = rig.evaluate(kernel, specs[i].config, timing, o.error_bound);
     if (r.outcome != tuner::Outcome::kOk) {
       fmt::print("{:>10} {}: {}  {}\n", "-", tuner::to_string(r.outcome), r.reason, specs[i].config.key());
       continue;

@@ -65,13 +65,13 @@ tuner::EvaluateReply GpuBackend::evaluate(const tuner::EvaluateRequest& request)
   std::optional<rtc::GemmKernel> kernel;
   try {
     try {
-      kernel.emplace(kernel_template, config, request.cubin);
+      kernel.emplace(kernel_template, request.cubin);
     } catch (const CudaError& e) {
       if (is_sticky(e)) throw;
       return failed(tuner::Outcome::kLaunchError, fmt::format("the cubin does not load: {}", e.what()));
     }
     tuner::EvaluateReply reply;
-    reply.measurement = rig_->evaluate(*kernel, request.timing, request.error_bound);
+    reply.measurement = rig_->evaluate(*kernel, config, request.timing, request.error_bound);
     return reply;
   } catch (const CudaError& e) {
     if (!is_sticky(e)) return failed(tuner::Outcome::kLaunchError, e.what());
