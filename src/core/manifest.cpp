@@ -181,7 +181,11 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     for (const json& seed : doc.value("seeds", json::array())) {
       Config::Values values;
       for (const auto& [key, value] : seed.items()) values.emplace_back(key, value.get<int64_t>());
-      m.seeds_.push_back(m.normalize(Config(m.name_, std::move(values))));
+      try {
+        m.seeds_.push_back(m.normalize(Config(m.name_, std::move(values))));
+      } catch (const InvalidArgumentError& e) {
+        throw InvalidArgumentError(fmt::format("{}: seed {}: {}", origin, m.seeds_.size(), e.what()));
+      }
     }
   } catch (const json::exception& e) {
     throw InvalidArgumentError(fmt::format("{}: malformed manifest: {}", origin, e.what()));

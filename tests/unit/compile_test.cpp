@@ -1,0 +1,174 @@
+// NVRTC without a GPU: a spread of valid configs of every template (small and large tiles, every vector
+// width, the manifest's seeds) compiles to cubins for sm_80 and sm_90 with its resource usage read from
+// ptxas' report; a compile error comes back as a value carrying the log and the options.
+#include "rtc/compiler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/template_library.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/compile_pool.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "search_fixtures.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+struct Case {
+  std::string arch;
+  KernelSpec spec;
+};
+
+// Seeds of every template, the first with every vector width its manifest allows, and the SIMT template's
+// smallest and largest block tiles, kept where valid on a nominal device of the architecture; one case per
+// cubin.
+std::vector<Case> spread(const std::string& arch) {
+  const DeviceInfo device = DeviceInfo::nominal(arch);
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  std::vector<Case> cases;
+  std::set<std::string> keys;
+  auto add = [&](const KernelTemplate& t, const Config& config, const KernelProblem& problem) {
+    if (!t.manifest.violations(config, &device, &problem).empty()) return;
+    KernelSpec spec = make_spec(t, config, problem, arch, &device);
+    if (keys.insert(spec.cubin_key(library)).second) cases.push_back({arch, std::move(spec)});
+  };
+  for (const KernelTemplate* t : library.all()) {
+    const Manifest& m = t->manifest;
+    // Skinny templates are meant for few rows; the others for a square problem. Both aligned.
+    for (const KernelProblem& problem :
+         {tuner::testing::problem(1000, 1000, 1000), tuner::testing::problem(8, 4096, 4096)}) {
+      for (const Config& seed : m.seeds()) add(*t, seed, problem);
+      for (const char* vector : {"VEC_A", "VEC_B"}) {
+        const Parameter* p = m.find_parameter(vector);
+        if (p == nullptr) continue;
+        for (int64_t width : p->values) {
+          Config c = m.seeds().front();
+          c.set(vector, width);
+          add(*t, c, problem);
+        }
+      }
+    }
+  }
+  // Tiles at both ends of the SIMT template's range.
+  const KernelTemplate& simt = library.get("sgemm_simt");
+  const KernelProblem square = tuner::testing::problem(1000, 1000, 1000);
+  add(simt,
+      Config::parse_key("sgemm_simt",
+                        "BM=16,BN=32,BK=8,WM=16,WN=32,TM=4,TN=4,STAGES=2,VEC_A=1,VEC_B=2,XPOSE_A=0,XPOSE_B=0,"
+                        "UNROLL_K=2,MIN_BLOCKS=2,SPLIT_K=1,RASTER=1"),
+      square);
+  add(simt,
+      Config::parse_key(
+          "sgemm_simt",
+          "BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=16,STAGES=3,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=0,"
+          "UNROLL_K=4,MIN_BLOCKS=1,SPLIT_K=1,RASTER=8"),
+      square);
+  return cases;
+}
+
+TEST(Nvrtc, ASpreadOfConfigsCompilesForSm80AndSm90WithItsResourcesRead) {
+  std::vector<Case> cases = spread("sm_80");
+  for (Case& c : spread("sm_90")) cases.push_back(std::move(c));
+  std::set<std::string> templates;
+  std::set<int64_t> simt_vector_widths;
+  std::vector<CompileRequest> requests;
+  for (const Case& c : cases) {
+    requests.push_back(c.spec.request(TemplateLibrary::instance()));
+    const Manifest& m = c.spec.kernel_template->manifest;
+    templates.insert(m.name());
+    if (m.name() == "sgemm_simt") simt_vector_widths.insert(c.spec.config.at("VEC_A"));
+  }
+  EXPECT_EQ(templates.size(), TemplateLibrary::instance().all().size()) << "every template is in the spread";
+  EXPECT_EQ(simt_vector_widths, (std::set<int64_t>{1, 2, 4}));
+  ASSERT_GE(cases.size(), 16u);
+
+  const std::vector<CompileResult> results = compile_all(requests);
+  ASSERT_EQ(results.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CompileResult& r = results[i];
+    const std::string what = cases[i].arch + " " + cases[i].spec.config.key();
+    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+    EXPECT_GT(r.cubin.size(), 1000u) << what;
+    EXPECT_NE(std::find(r.options.begin(), r.options.end(), "-arch=" + cases[i].arch), r.options.end())
+        << what;
+    EXPECT_GT(r.usage.registers, 16) << what << "\n" << r.log;
+    EXPECT_LE(r.usage.registers, 255) << what;
+    EXPECT_GE(r.usage.spill_store_bytes, 0) << what;
+    EXPECT_GE(r.usage.barriers, 1) << what << ": every template synchronizes its block";
+    EXPECT_GT(r.compile_ms, 0) << what;
+  }
+}
+
+TEST(Nvrtc, LaunchBoundsCapTheRegistersPtxasReports) {
+  // MIN_BLOCKS=2 with 256 threads leaves 65536 / 512 = 128 registers per thread.
+  const KernelTemplate& simt = TemplateLibrary::instance().get("sgemm_simt");
+  const Config capped = Config::parse_key(
+      "sgemm_simt",
+      "BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=8,STAGES=2,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=0,UNROLL_K=4,"
+      "MIN_BLOCKS=2,SPLIT_K=1,RASTER=1");
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const KernelSpec spec =
+      make_spec(simt, capped, tuner::testing::problem(2048, 2048, 2048), "sm_90", &device);
+  const CompileResult r = compile(spec.request(TemplateLibrary::instance()));
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_LE(r.usage.registers, 128) << r.log;
+}
+
+TEST(Nvrtc, ACompileErrorIsAValueWithItsLogAndOptions) {
+  CompileRequest request;
+  request.source = "extern \"C\" __global__ void broken(float* x) { x[0] = undeclared_name; }\n";
+  request.source_name = "broken.cu";
+  request.arch = "sm_90";
+  request.defines = {{"BM", 64}};
+  request.kernel = "broken";
+  const CompileResult r = compile(request);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.cubin.empty());
+  EXPECT_NE(r.error.find("broken.cu"), std::string::npos) << r.error;
+  EXPECT_NE(r.log.find("undeclared_name"), std::string::npos) << r.log;
+  EXPECT_NE(std::find(r.options.begin(), r.options.end(), "-DBM=64"), r.options.end());
+  try {
+    r.cubin_or_throw();
+    ADD_FAILURE() << "a failed compile has no cubin";
+  } catch (const NvrtcError& e) {
+    EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Nvrtc, ARequestForATemplateOnTooOldAnArchitectureIsRefused) {
+  const KernelTemplate& tf32x3 = TemplateLibrary::instance().get("sgemm_tf32x3");
+  EXPECT_THROW(make_spec(tf32x3, tf32x3.manifest.seeds().front(), tuner::testing::problem(64, 64, 64),
+                         "sm_75", nullptr),
+               InvalidArgumentError);
+}
+
+TEST(PtxasReport, ReadsTheEntryItIsAskedFor) {
+  const std::string log =
+      "ptxas info    : 43 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'other' for 'sm_90'\n"
+      "ptxas info    : Function properties for other\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem\n"
+      "ptxas info    : Compiling entry function 'sgemm_tf32x3' for 'sm_90'\n"
+      "ptxas info    : Function properties for sgemm_tf32x3\n"
+      "ptxas         .     24 bytes stack frame, 24 bytes spill stores, 20 bytes spill loads\n"
+      "ptxas info    : Used 128 registers, used 1 barriers, 24 bytes cumulative stack size\n";
+  const ResourceUsage u = parse_ptxas_report(log, "sgemm_tf32x3");
+  EXPECT_EQ(u.registers, 128);
+  EXPECT_EQ(u.spill_store_bytes, 24);
+  EXPECT_EQ(u.spill_load_bytes, 20);
+  EXPECT_EQ(u.stack_bytes, 24);
+  EXPECT_EQ(u.barriers, 1);
+  EXPECT_EQ(u.static_smem_bytes, 0);
+  EXPECT_TRUE(u.spills());
+  const ResourceUsage other = parse_ptxas_report(log, "other");
+  EXPECT_EQ(other.registers, 40);
+  EXPECT_EQ(other.static_smem_bytes, 1024);
+  EXPECT_FALSE(other.spills());
+  EXPECT_EQ(parse_ptxas_report(log, "missing").registers, -1);
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc

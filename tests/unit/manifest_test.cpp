@@ -1,0 +1,190 @@
+// Template manifests as the tuner, the runtime and `gemmforge space` read them: every shipped manifest
+// parses and its seeds are valid, a config breaking a constraint is rejected with the constraint named,
+// names and domains are checked, launch parameters stay out of the compiled kernel, the launch rule gives
+// the geometry, and malformed manifests are refused with their origin.
+#include "core/manifest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/template_library.hpp"
+#include "gemmforge/error.hpp"
+#include "search_fixtures.hpp"
+
+namespace gemmforge {
+namespace {
+
+const DeviceInfo kH100 = DeviceInfo::nominal("sm_90");
+
+const Manifest& manifest_of(const std::string& name) {
+  return TemplateLibrary::instance().get(name).manifest;
+}
+
+Config with(Config config, std::initializer_list<std::pair<const char*, int64_t>> changes) {
+  for (const auto& [name, value] : changes) config.set(name, value);
+  return config;
+}
+
+std::vector<std::string> broken_names(const Manifest& manifest, const Config& config,
+                                      const KernelProblem& problem) {
+  std::vector<std::string> names;
+  for (const Violation& v : manifest.violations(config, &kH100, &problem))
+    names.push_back(v.constraint->name);
+  return names;
+}
+
+// The error message of what `f` throws, which must be an InvalidArgumentError.
+template <typename F>
+std::string invalid_argument_message(F&& f) {
+  try {
+    f();
+  } catch (const InvalidArgumentError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InvalidArgumentError";
+  return "";
+}
+
+TEST(Manifests, EveryTemplateParsesAndItsSeedsAreValidOnTheDevice) {
+  const auto templates = TemplateLibrary::instance().all();
+  ASSERT_GE(templates.size(), 3u);
+  for (const KernelTemplate* t : templates) {
+    const Manifest& m = t->manifest;
+    EXPECT_FALSE(m.parameters().empty()) << m.name();
+    EXPECT_FALSE(m.constraints().empty()) << m.name();
+    ASSERT_FALSE(m.seeds().empty()) << m.name();
+    EXPECT_GT(m.space_size(), static_cast<double>(m.seeds().size())) << m.name();
+    for (const Config& seed : m.seeds()) {
+      EXPECT_TRUE(m.violations(seed, &kH100).empty()) << m.name() << " seed " << seed.key();
+    }
+  }
+}
+
+TEST(ManifestCheck, ABrokenConstraintIsNamed) {
+  const Manifest& simt = manifest_of("sgemm_simt");
+  const Config seed = simt.seeds().front();
+  const KernelProblem aligned = tuner::testing::problem(1024, 1024, 1024, "nn", 4);
+  ASSERT_TRUE(broken_names(simt, seed, aligned).empty()) << seed.key();
+
+  // Four-float copies of A whose rows start at odd floats.
+  const KernelProblem unaligned = tuner::testing::problem(1023, 1024, 1023, "nn", 1);
+  const Config wide_a = with(seed, {{"VEC_A", 4}, {"VEC_B", 1}});
+  EXPECT_EQ(broken_names(simt, wide_a, unaligned), std::vector<std::string>{"vector_a_aligned"});
+  const std::string message = invalid_argument_message([&] { simt.check(wide_a, &kH100, &unaligned); });
+  EXPECT_NE(message.find("vector_a_aligned"), std::string::npos) << message;
+  EXPECT_NE(message.find("VEC_A"), std::string::npos) << message;
+
+  // A warp tile wider than the block tile.
+  const Config wide_warp = with(seed, {{"BN", 16}, {"WN", 32}});
+  const std::vector<std::string> broken = broken_names(simt, wide_warp, aligned);
+  EXPECT_NE(std::find(broken.begin(), broken.end(), "warp_tile_divides_block"), broken.end());
+
+  // More K slices than the depth holds stages.
+  const KernelProblem shallow = tuner::testing::problem(64, 64, 8);
+  EXPECT_EQ(broken_names(simt, with(seed, {{"SPLIT_K", 16}}), shallow),
+            std::vector<std::string>{"split_k_has_work"});
+}
+
+TEST(ManifestCheck, ConstraintsNeedingADeviceOrProblemWaitForThem) {
+  const Manifest& simt = manifest_of("sgemm_simt");
+  const Config wide_a = with(simt.seeds().front(), {{"VEC_A", 4}});
+  EXPECT_NO_THROW(simt.check(wide_a));  // alignment is a property of the problem
+  const KernelProblem unaligned = tuner::testing::problem(1023, 1024, 1023, "nn", 1);
+  EXPECT_THROW(simt.check(wide_a, nullptr, &unaligned), InvalidArgumentError);
+}
+
+TEST(ManifestCheck, NamesAndDomainsAreChecked) {
+  const Manifest& simt = manifest_of("sgemm_simt");
+  const Config seed = simt.seeds().front();
+  std::string message = invalid_argument_message([&] { simt.normalize(with(seed, {{"BM", 48}})); });
+  EXPECT_NE(message.find("BM"), std::string::npos) << message;
+  EXPECT_NE(message.find("48"), std::string::npos) << message;
+
+  message = invalid_argument_message(
+      [&] { simt.normalize(Config::parse_key("sgemm_simt", seed.key() + ",NOT_A_PARAMETER=1")); });
+  EXPECT_NE(message.find("NOT_A_PARAMETER"), std::string::npos) << message;
+
+  const std::string without_bm = seed.key().substr(seed.key().find(',') + 1);
+  message = invalid_argument_message([&] { simt.normalize(Config::parse_key("sgemm_simt", without_bm)); });
+  EXPECT_NE(message.find("BM"), std::string::npos) << message;
+}
+
+TEST(ManifestDefines, LaunchParametersStayOutOfTheKernel) {
+  const Manifest& tf32x3 = manifest_of("sgemm_tf32x3");
+  const Config seed = tf32x3.seeds().front();
+  const KernelProblem p = tuner::testing::problem(512, 512, 4096, "nt");
+  const auto defines = tf32x3.defines(seed, p);
+  auto value_of = [&](const std::string& name) -> std::optional<int64_t> {
+    for (const auto& [n, v] : defines) {
+      if (n == name) return v;
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(value_of("BM"), seed.at("BM"));
+  EXPECT_EQ(value_of("B_TRANS"), 1);  // a derived value marked define, from the problem
+  EXPECT_EQ(value_of("SPLIT_K"), std::nullopt);
+  EXPECT_EQ(value_of("RASTER"), std::nullopt);
+  EXPECT_EQ(tf32x3.defines(with(seed, {{"SPLIT_K", 4}, {"RASTER", 1}}), p), defines);
+  EXPECT_NE(tf32x3.defines(with(seed, {{"STAGES", 4}}), p), defines);
+}
+
+TEST(ManifestGeometry, FollowsTheLaunchRule) {
+  const Manifest& simt = manifest_of("sgemm_simt");
+  const Config config = Config::parse_key(
+      "sgemm_simt",
+      "BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=8,STAGES=3,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=0,UNROLL_K=4,"
+      "MIN_BLOCKS=1,SPLIT_K=3,RASTER=1");
+  const LaunchGeometry g = simt.geometry(config, tuner::testing::problem(512, 512, 1000));
+  EXPECT_EQ(g.tiles, 4 * 8);
+  EXPECT_EQ(g.threads, 2 * 2 * 32);
+  EXPECT_EQ(g.split_k, 3);
+  EXPECT_EQ(g.k_per_split, 336);  // 1000 / 3 rounded up to whole stages of 16
+  EXPECT_EQ(g.smem_bytes, 3 * (16 * 132 + 16 * 64) * 4);
+  EXPECT_EQ(g.semaphores, g.tiles);  // serial split-K: one semaphore per tile
+  EXPECT_EQ(g.workspace_bytes, 0);
+
+  // The skinny template reduces its slices in parallel through a workspace of partial tiles.
+  const Manifest& skinny = manifest_of("sgemm_skinny");
+  const KernelProblem thin = tuner::testing::problem(16, 4096, 4096);
+  for (const Config& seed : skinny.seeds()) {
+    if (!skinny.violations(seed, &kH100, &thin).empty() || seed.at("SPLIT_K") == 1) continue;
+    const LaunchGeometry s = skinny.geometry(seed, thin);
+    EXPECT_GT(s.split_k, 1) << seed.key();
+    EXPECT_GT(s.workspace_bytes, 0) << seed.key();
+    EXPECT_EQ(s.semaphores, s.tiles) << seed.key();
+  }
+}
+
+// The sgemm_simt manifest as JSON, to break on purpose.
+nlohmann::json simt_manifest_json() {
+  std::ifstream in(std::string(GEMMFORGE_SOURCE_DIR) + "/templates/sgemm_simt.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(ManifestParse, MalformedManifestsAreRefusedWithTheirOrigin) {
+  EXPECT_NO_THROW(Manifest::parse(simt_manifest_json().dump(), "copy.json"));
+
+  std::string message = invalid_argument_message([] { Manifest::parse("{ \"name\": ", "truncated.json"); });
+  EXPECT_NE(message.find("truncated.json"), std::string::npos) << message;
+
+  nlohmann::json unknown_identifier = simt_manifest_json();
+  unknown_identifier["constraints"][0]["expr"] = "BM % NO_SUCH_VALUE == 0";
+  message = invalid_argument_message([&] { Manifest::parse(unknown_identifier.dump(), "unknown.json"); });
+  EXPECT_NE(message.find("unknown.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("NO_SUCH_VALUE"), std::string::npos) << message;
+
+  nlohmann::json bad_seed = simt_manifest_json();
+  bad_seed["seeds"][0]["BM"] = 48;
+  message = invalid_argument_message([&] { Manifest::parse(bad_seed.dump(), "seed.json"); });
+  EXPECT_NE(message.find("seed.json"), std::string::npos) << message;
+
+  nlohmann::json no_parameters = simt_manifest_json();
+  no_parameters.erase("parameters");
+  EXPECT_THROW(Manifest::parse(no_parameters.dump(), "empty.json"), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace gemmforge
