@@ -39,6 +39,33 @@ class SearchIdentity {
   size_t history_size_ = 0;
 };
 
+/// Proposes every candidate once, in an order fixed when a search starts, passing over those the history
+/// already holds (a resumed search).
+class FixedOrderStrategy : public Strategy {
+ public:
+  std::vector<size_t> propose(const SearchSpace& space, const History& history, size_t count) final {
+    if (!identity_.continues(space, history)) {
+      order_ = order(space);
+      next_ = 0;
+    }
+    std::vector<size_t> out;
+    while (out.size() < count && next_ < order_.size()) {
+      const size_t candidate = order_[next_++];
+      if (!history.contains(candidate)) out.push_back(candidate);
+    }
+    return out;
+  }
+
+ protected:
+  /// A permutation of the space's candidates.
+  virtual std::vector<size_t> order(const SearchSpace& space) = 0;
+
+ private:
+  SearchIdentity identity_;
+  std::vector<size_t> order_;
+  size_t next_ = 0;
+};
+
 /// Every candidate once, best predicted first (see model.hpp), so a run cut short by a budget has
 /// measured the likeliest winners.
 std::unique_ptr<Strategy> make_exhaustive_strategy();
