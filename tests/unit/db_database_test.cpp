@@ -1,6 +1,7 @@
 // db::Database: opening and rejecting files, idempotent upserts, trial recording and best election,
 // resume, cubins, misses, transactions and two processes writing one file.
 #include "db/database.hpp"
+#include "support/db_records.hpp"
 #include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -21,6 +22,8 @@ namespace gemmforge::db {
 namespace {
 
 // A fresh folder under the test temp dir, removed with everything in it.
+using test_support::recorded_gpu;
+using test_support::simt_trial;
 using test_support::TempFolder;
 
 std::string read_bytes(const std::string& path) {
@@ -30,18 +33,6 @@ std::string read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-DeviceInfo gpu(const std::string& uuid, const std::string& name = "NVIDIA H100 80GB HBM3") {
-  DeviceInfo device = DeviceInfo::nominal("sm_90");
-  device.ordinal = 0;
-  device.uuid = uuid;
-  device.name = name;
-  device.total_memory = int64_t{80} << 30;
-  device.driver_version = 13000;
-  device.runtime_version = 13000;
-  device.nvrtc_version = "13.0";
-  return device;
 }
 
 KernelProblem problem(int64_t m, int64_t n = 512, int64_t k = 256) {
@@ -54,13 +45,7 @@ KernelProblem problem(int64_t m, int64_t n = 512, int64_t k = 256) {
 
 TrialRecord trial(int64_t device_id, const KernelProblem& p, const std::string& config, TrialStatus status,
                   std::optional<double> time_ms) {
-  TrialRecord t;
-  t.device_id = device_id;
-  t.problem = p;
-  t.template_name = "sgemm_simt";
-  t.template_hash = "0123456789abcdef";
-  t.config_key = config;
-  t.status = status;
+  TrialRecord t = simt_trial(device_id, p, config, status);
   t.time_median_ms = time_ms;
   if (status != TrialStatus::kOk) t.reason = std::string("failed: ") + to_string(status);
   return t;
@@ -101,7 +86,7 @@ TEST(DbDatabase, FileDatabaseIsCreatedWithItsFoldersInWalModeAndKeepsData) {
   int64_t device_id = 0;
   {
     Database db = Database::open(path);
-    device_id = db.upsert_device(gpu("GPU-1"));
+    device_id = db.upsert_device(recorded_gpu("GPU-1"));
   }
   ASSERT_TRUE(std::filesystem::exists(path));
   {
@@ -146,7 +131,7 @@ TEST(DbDatabase, ForeignSqliteDatabaseIsRejectedUntouched) {
 TEST(DbDatabase, DatabaseFromANewerGemmforgeIsRejectedUntouched) {
   TempFolder folder;
   const std::string path = folder.file("future.db");
-  Database::open(path).upsert_device(gpu("GPU-1"));
+  Database::open(path).upsert_device(recorded_gpu("GPU-1"));
   {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE);
     raw.exec("INSERT INTO schema_version (version, description, applied_at) VALUES (99, 'future', 'later')");
@@ -160,8 +145,8 @@ TEST(DbDatabase, DatabaseWithAMissingTableOrColumnIsRejectedUntouched) {
   TempFolder folder;
   const std::string no_table = folder.file("no_table.db");
   const std::string no_column = folder.file("no_column.db");
-  Database::open(no_table).upsert_device(gpu("GPU-1"));
-  Database::open(no_column).upsert_device(gpu("GPU-1"));
+  Database::open(no_table).upsert_device(recorded_gpu("GPU-1"));
+  Database::open(no_column).upsert_device(recorded_gpu("GPU-1"));
   SQLite::Database(no_table, SQLite::OPEN_READWRITE).exec("DROP TABLE misses");
   SQLite::Database(no_column, SQLite::OPEN_READWRITE).exec("ALTER TABLE cubins DROP COLUMN log");
   const std::string before_table = read_bytes(no_table);
@@ -231,7 +216,7 @@ TEST(DbDatabase, DefaultPathFollowsGemmforgeDbThenXdgCacheThenHome) {
 
 TEST(DbDatabase, DevicesAreUpsertedByUuidAndRefreshed) {
   Database db = Database::open(":memory:");
-  DeviceInfo device = gpu("GPU-aaaa");
+  DeviceInfo device = recorded_gpu("GPU-aaaa");
   const int64_t id = db.upsert_device(device);
   device.driver_version = 13010;
   device.clock_khz = 1755000;
@@ -244,7 +229,7 @@ TEST(DbDatabase, DevicesAreUpsertedByUuidAndRefreshed) {
   EXPECT_EQ(devices[0].info.smem_per_block_optin, device.smem_per_block_optin);
   EXPECT_EQ(devices[0].info.nvrtc_version, "13.0");
   EXPECT_LE(devices[0].first_seen, devices[0].last_seen);
-  EXPECT_NE(db.upsert_device(gpu("GPU-bbbb")), id);
+  EXPECT_NE(db.upsert_device(recorded_gpu("GPU-bbbb")), id);
   EXPECT_EQ(db.devices().size(), 2u);
 }
 
@@ -261,8 +246,8 @@ TEST(DbDatabase, DeviceWithoutUuidIsStoredUnderItsModel) {
 
 TEST(DbDatabase, FindDeviceByUuidNameOrUniqueSubstring) {
   Database db = Database::open(":memory:");
-  const int64_t h100 = db.upsert_device(gpu("GPU-1111", "NVIDIA H100 80GB HBM3"));
-  const int64_t a100 = db.upsert_device(gpu("GPU-2222", "NVIDIA A100-SXM4-40GB"));
+  const int64_t h100 = db.upsert_device(recorded_gpu("GPU-1111", "NVIDIA H100 80GB HBM3"));
+  const int64_t a100 = db.upsert_device(recorded_gpu("GPU-2222", "NVIDIA A100-SXM4-40GB"));
   EXPECT_EQ(db.find_device("GPU-2222")->id, a100);
   EXPECT_EQ(db.find_device("nvidia h100 80gb hbm3")->id, h100);
   EXPECT_EQ(db.find_device("A100")->id, a100);
@@ -270,7 +255,7 @@ TEST(DbDatabase, FindDeviceByUuidNameOrUniqueSubstring) {
   EXPECT_FALSE(db.find_device(""));
   EXPECT_THROW(db.find_device("NVIDIA"), InvalidArgumentError);  // both match: ambiguous
   // A second GPU of one model makes the model name ambiguous, yet devices_matching finds both.
-  db.upsert_device(gpu("GPU-3333", "NVIDIA H100 80GB HBM3"));
+  db.upsert_device(recorded_gpu("GPU-3333", "NVIDIA H100 80GB HBM3"));
   EXPECT_THROW(db.find_device("NVIDIA H100 80GB HBM3"), InvalidArgumentError);
   EXPECT_EQ(db.devices_matching("NVIDIA H100 80GB HBM3").size(), 2u);
   // A user's text is not a pattern.
@@ -307,7 +292,7 @@ TEST(DbDatabase, ProblemsOutsideTheSupportedRangeAreRejected) {
 
 TEST(DbDatabase, RunsRecordTheirCommandClocksAndEnd) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const int64_t run = db.begin_run(device, "gemmforge tune --shapes s.txt", "random", {1980000, 2619000});
   std::vector<RunRecord> runs = db.runs(device);
   ASSERT_EQ(runs.size(), 1u);
@@ -327,7 +312,7 @@ TEST(DbDatabase, RunsRecordTheirCommandClocksAndEnd) {
 
 TEST(DbDatabase, TrialKeepsEveryColumn) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const int64_t run = db.begin_run(device, "tune", "grid", {});
   TrialRecord t = ok(device, problem(4096, 4096, 4096), "BM=128,BN=128,BK=8", 1.25);
   t.run_id = run;
@@ -378,7 +363,7 @@ TEST(DbDatabase, TrialKeepsEveryColumn) {
 
 TEST(DbDatabase, FasterOkTrialBecomesBestSlowerOneDoesNot) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   db.record_trial(ok(device, p, "C=a", 2.0));
   EXPECT_EQ(best_config(db, device, p), "C=a");
@@ -392,7 +377,7 @@ TEST(DbDatabase, FasterOkTrialBecomesBestSlowerOneDoesNot) {
 
 TEST(DbDatabase, FailedTrialIsNeverBest) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   for (TrialStatus status :
        {TrialStatus::kWrongResult, TrialStatus::kCompileError, TrialStatus::kLaunchError,
@@ -410,7 +395,7 @@ TEST(DbDatabase, FailedTrialIsNeverBest) {
 
 TEST(DbDatabase, RemeasuringTheBestReelectsTheFastestRemainingOkTrial) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   const int64_t a = db.record_trial(ok(device, p, "C=a", 1.0));
   db.record_trial(ok(device, p, "C=b", 2.0));
@@ -429,7 +414,7 @@ TEST(DbDatabase, RemeasuringTheBestReelectsTheFastestRemainingOkTrial) {
 
 TEST(DbDatabase, BestUpdateModesAlwaysAndIfNone) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   db.record_trial(ok(device, p, "C=a", 1.0), BestUpdate::kIfNone);  // no best yet: it becomes one
   EXPECT_EQ(best_config(db, device, p), "C=a");
@@ -445,7 +430,7 @@ TEST(DbDatabase, BestUpdateModesAlwaysAndIfNone) {
 
 TEST(DbDatabase, SetBestPinsOnlyOkTrialsOfThatProblem) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   db.record_trial(ok(device, p, "C=fast", 1.0));
   const int64_t slow = db.record_trial(ok(device, p, "C=slow", 2.0));
@@ -461,7 +446,7 @@ TEST(DbDatabase, SetBestPinsOnlyOkTrialsOfThatProblem) {
 
 TEST(DbDatabase, OkTrialWithoutATimeIsRejectedAndNothingIsStored) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   EXPECT_THROW(db.record_trial(trial(device, problem(64), "C=a", TrialStatus::kOk, std::nullopt)),
                InvalidArgumentError);
   EXPECT_THROW(db.record_trial(ok(device, problem(64), "C=a", -1.0)), InvalidArgumentError);
@@ -479,7 +464,7 @@ TEST(DbDatabase, StoredValueThisBuildCannotReadIsADatabaseError) {
   TempFolder folder;
   const std::string path = folder.file("odd.db");
   Database db = Database::open(path);
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   db.record_trial(ok(device, problem(64), "C=1", 1.0));
   SQLite::Database(path, SQLite::OPEN_READWRITE).exec("UPDATE trials SET status = 'exploded'");
   try {
@@ -494,7 +479,7 @@ TEST(DbDatabase, StoredValueThisBuildCannotReadIsADatabaseError) {
 
 TEST(DbDatabase, HasTrialLetsARerunSkipWhatIsStored) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   db.record_trial(ok(device, p, "BM=64,BN=64", 1.0));
   db.record_trial(trial(device, p, "BM=128,BN=128", TrialStatus::kCompileError, std::nullopt));
@@ -503,13 +488,13 @@ TEST(DbDatabase, HasTrialLetsARerunSkipWhatIsStored) {
   EXPECT_TRUE(db.has_trial(device, problem_id, "0123456789abcdef", "BM=128,BN=128"));  // failures too
   EXPECT_FALSE(db.has_trial(device, problem_id, "0123456789abcdef", "BM=32,BN=32"));
   EXPECT_FALSE(db.has_trial(device, problem_id, "fedcba9876543210", "BM=64,BN=64"));  // template changed
-  const int64_t other_device = db.upsert_device(gpu("GPU-2"));
+  const int64_t other_device = db.upsert_device(recorded_gpu("GPU-2"));
   EXPECT_FALSE(db.has_trial(other_device, problem_id, "0123456789abcdef", "BM=64,BN=64"));
 }
 
 TEST(DbDatabase, TrialListsAreOrderedAndTopTrialsAreTheFastestOk) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   const KernelProblem p = problem(1024);
   db.record_trial(trial(device, p, "C=fail1", TrialStatus::kCrashed, std::nullopt));
   db.record_trial(ok(device, p, "C=3", 3.0));
@@ -531,9 +516,9 @@ TEST(DbDatabase, TrialListsAreOrderedAndTopTrialsAreTheFastestOk) {
 
 TEST(DbDatabase, BestForDeviceAndForModel) {
   Database db = Database::open(":memory:");
-  const int64_t first = db.upsert_device(gpu("GPU-1", "NVIDIA H100 80GB HBM3"));
-  const int64_t second = db.upsert_device(gpu("GPU-2", "NVIDIA H100 80GB HBM3"));
-  const int64_t other = db.upsert_device(gpu("GPU-3", "NVIDIA A100-SXM4-40GB"));
+  const int64_t first = db.upsert_device(recorded_gpu("GPU-1", "NVIDIA H100 80GB HBM3"));
+  const int64_t second = db.upsert_device(recorded_gpu("GPU-2", "NVIDIA H100 80GB HBM3"));
+  const int64_t other = db.upsert_device(recorded_gpu("GPU-3", "NVIDIA A100-SXM4-40GB"));
   db.record_trial(ok(first, problem(1024), "C=a", 1.0));
   db.record_trial(ok(first, problem(1024), "C=b", 0.5));
   db.record_trial(ok(first, problem(2048), "C=c", 4.0));
@@ -602,7 +587,7 @@ TEST(DbDatabase, CubinsRoundTripByteExact) {
 
 TEST(DbDatabase, MissesCountUpPerProblem) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   for (int i = 0; i < 3; ++i) db.record_miss(device, problem(100));
   db.record_miss(device, problem(200));
   const std::vector<MissRecord> misses = db.misses(device);
@@ -612,14 +597,14 @@ TEST(DbDatabase, MissesCountUpPerProblem) {
   EXPECT_LE(misses[0].first_seen, misses[0].last_seen);
   EXPECT_EQ(misses[1].problem, problem(200));
   EXPECT_EQ(misses[1].count, 1);
-  EXPECT_TRUE(db.misses(db.upsert_device(gpu("GPU-2"))).empty());
+  EXPECT_TRUE(db.misses(db.upsert_device(recorded_gpu("GPU-2"))).empty());
 }
 
 TEST(DbDatabase, UncommittedTransactionStoresNothing) {
   Database db = Database::open(":memory:");
   {
     auto transaction = db.transaction();
-    const int64_t device = db.upsert_device(gpu("GPU-1"));
+    const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
     db.record_trial(ok(device, problem(64), "C=a", 1.0));
     db.record_miss(device, problem(128));
   }
@@ -627,7 +612,7 @@ TEST(DbDatabase, UncommittedTransactionStoresNothing) {
   EXPECT_FALSE(db.find_problem(problem(64)));
   {
     auto transaction = db.transaction();
-    db.upsert_device(gpu("GPU-1"));
+    db.upsert_device(recorded_gpu("GPU-1"));
     transaction.commit();
   }
   EXPECT_EQ(db.devices().size(), 1u);
@@ -636,7 +621,7 @@ TEST(DbDatabase, UncommittedTransactionStoresNothing) {
 TEST(DbDatabase, FailedWriteInsideATransactionUndoesOnlyItself) {
   Database db = Database::open(":memory:");
   auto transaction = db.transaction();
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   // The problem and template rows are written before the trial row fails on its unknown device.
   EXPECT_THROW(db.record_trial(ok(device + 7, problem(64), "C=a", 1.0)), DatabaseError);
   db.record_trial(ok(device, problem(128), "C=b", 1.0));
@@ -648,7 +633,7 @@ TEST(DbDatabase, FailedWriteInsideATransactionUndoesOnlyItself) {
 
 TEST(DbDatabase, MovedDatabaseKeepsWorking) {
   Database db = Database::open(":memory:");
-  const int64_t device = db.upsert_device(gpu("GPU-1"));
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
   Database moved = std::move(db);
   EXPECT_EQ(moved.devices().front().id, device);
 }
@@ -669,7 +654,7 @@ TEST(DbDatabase, TwoProcessesWritingOneFileBothFinishWithoutLostWrites) {
       int status = 0;
       try {
         Database db = Database::open(path);  // both may create the file at once
-        const int64_t device = db.upsert_device(gpu("GPU-shared"));
+        const int64_t device = db.upsert_device(recorded_gpu("GPU-shared"));
         for (int i = 0; i < kTrialsPerWriter; ++i) {
           db.record_trial(ok(device, p, "W=" + std::to_string(writer) + ",I=" + std::to_string(i),
                              1.0 + writer + i * 0.01));

@@ -1,6 +1,7 @@
 // db export/import: JSON round trips, merge policies, rejection of malformed or hostile documents
 // without any change to the database, and RFC 4180 CSV.
 #include "db/exchange.hpp"
+#include "support/db_records.hpp"
 #include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -22,6 +23,8 @@ namespace {
 using nlohmann::json;
 
 // A fresh folder under the test temp dir, removed with everything in it.
+using test_support::recorded_gpu;
+using test_support::simt_trial;
 using test_support::TempFolder;
 
 // Every table's definition and rows, in a stable order, through a connection of its own.
@@ -59,18 +62,6 @@ std::string dump(const std::string& path) {
   return out;
 }
 
-DeviceInfo gpu(const std::string& uuid, const std::string& name = "NVIDIA H100 80GB HBM3") {
-  DeviceInfo device = DeviceInfo::nominal("sm_90");
-  device.uuid = uuid;
-  device.name = name;
-  device.total_memory = int64_t{80} << 30;
-  device.driver_version = 13000;
-  device.runtime_version = 13000;
-  device.nvrtc_version = "13.0";
-  device.pci_bus_id = "0000:17:00.0";
-  return device;
-}
-
 KernelProblem problem(int64_t m, bool a_trans = false, bool b_trans = false, int align = 4) {
   KernelProblem p;
   p.m = m;
@@ -84,12 +75,7 @@ KernelProblem problem(int64_t m, bool a_trans = false, bool b_trans = false, int
 }
 
 TrialRecord measured(int64_t device_id, const KernelProblem& p, const std::string& config, double time_ms) {
-  TrialRecord t;
-  t.device_id = device_id;
-  t.problem = p;
-  t.template_name = "sgemm_simt";
-  t.template_hash = "0123456789abcdef";
-  t.config_key = config;
+  TrialRecord t = simt_trial(device_id, p, config, TrialStatus::kOk);
   t.time_median_ms = time_ms;
   t.time_min_ms = time_ms * 0.97;
   t.time_max_ms = time_ms * 1.1;
@@ -109,13 +95,7 @@ TrialRecord measured(int64_t device_id, const KernelProblem& p, const std::strin
 
 TrialRecord failed(int64_t device_id, const KernelProblem& p, const std::string& config, TrialStatus status,
                    const std::string& reason) {
-  TrialRecord t;
-  t.device_id = device_id;
-  t.problem = p;
-  t.template_name = "sgemm_simt";
-  t.template_hash = "0123456789abcdef";
-  t.config_key = config;
-  t.status = status;
+  TrialRecord t = simt_trial(device_id, p, config, status);
   t.reason = reason;
   t.registers = 255;
   return t;
@@ -123,7 +103,7 @@ TrialRecord failed(int64_t device_id, const KernelProblem& p, const std::string&
 
 // Two devices (one known only by model), three problems, ok and failed trials.
 void populate(Database& db) {
-  const int64_t h100 = db.upsert_device(gpu("GPU-aaaa"));
+  const int64_t h100 = db.upsert_device(recorded_gpu("GPU-aaaa"));
   const int64_t model = db.upsert_device(DeviceInfo::nominal("sm_80"));
   const int64_t run = db.begin_run(h100, "gemmforge tune", "random", {1980000, 2619000});
   TrialRecord first = measured(h100, problem(1024), "BM=64,BN=64,BK=8", 0.5);
@@ -285,7 +265,7 @@ constexpr const char* kNew = "BM=16,BN=16";
 class DbExchangePolicy : public ::testing::Test {
  protected:
   void SetUp() override {
-    device_ = db_.upsert_device(gpu("GPU-local"));
+    device_ = db_.upsert_device(recorded_gpu("GPU-local"));
     db_.record_trial(measured(device_, problem(1024), kLocal, 2.0));
   }
 
