@@ -4,10 +4,7 @@
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <filesystem>
 #include <string>
 
 #include "core/config.hpp"
@@ -17,28 +14,18 @@
 #include "db/database.hpp"
 #include "gemmforge/gemmforge.h"
 #include "rtc/compiler.hpp"
+#include "support/temp_folder.hpp"
 
 namespace gemmforge::testing {
 
-/// A database file of its own for one test, removed with its WAL files afterwards.
+/// A database file of its own for one test, in a folder removed with it (WAL files included).
 class TempDatabase {
  public:
-  TempDatabase() {
-    static std::atomic<int> counter{0};
-    path_ = (std::filesystem::path(::testing::TempDir()) /
-             ("gemmforge_api_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".db"))
-                .string();
-  }
-  ~TempDatabase() {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix, ignored);
-  }
-  TempDatabase(const TempDatabase&) = delete;
-  TempDatabase& operator=(const TempDatabase&) = delete;
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_;
+  test_support::TempFolder folder_;
+  std::string path_ = folder_.file("gemmforge.db");
 };
 
 /// Records `config` as the tuned best of `problem` on the current GPU, as `gemmforge tune` would.
