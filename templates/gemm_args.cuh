@@ -13,12 +13,15 @@ struct GemmArgs {
   int m;  // rows of C (canonical row-major form)
   int n;  // columns of C
   int k;
-  int split_k;       // K slices, gridDim.z
-  int k_per_split;   // K extent of each slice, a multiple of the template's K granule
-  int raster_group;  // tile rows walked together, so neighbouring blocks share operands in L2
+  int tiles;          // output tiles
+  int split_k;        // K slices, gridDim.z
+  int k_per_split;    // K extent of each slice, a multiple of the template's K granule
+  int whole_tiles;    // stream-K: blocks [0, whole_tiles) compute one whole tile each, and then
+  int stream_blocks;  // this many blocks share the remaining tiles' K iterations evenly (0: no stream-K)
+  int raster_group;   // tile rows walked together, so neighbouring blocks share operands in L2
   float alpha;
   float beta;
-  int* semaphores;   // one per output tile when split_k > 1: zero on entry, left zero on exit
+  int* semaphores;   // one per output tile when K is split: zero on entry, left zero on exit
   float* workspace;  // partial tiles of a parallel split-K reduction (templates that declare one)
 };
 

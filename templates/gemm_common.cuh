@@ -135,22 +135,72 @@ __device__ __forceinline__ void copy_tile_realigned(float* smem, const float* gm
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Tile rasterization: consecutive blocks walk `group` tile rows down one tile column before moving right,
-// so the A rows and B columns they read stay in L2.
-__device__ __forceinline__ void tile_coordinates(int tiles_m, int tiles_n, int group, int& tile_m,
+// Tile rasterization: consecutive tiles walk `group` tile rows down one tile column before moving right,
+// so the A rows and B columns that neighbouring blocks read stay in L2.
+__device__ __forceinline__ void tile_coordinates(int tile, int tiles_m, int tiles_n, int group, int& tile_m,
                                                  int& tile_n) {
-  const int pid = static_cast<int>(blockIdx.x);
   const int per_group = group * tiles_n;
-  const int first_m = (pid / per_group) * group;
+  const int first_m = (tile / per_group) * group;
   const int rows = imin(tiles_m - first_m, group);
-  tile_m = first_m + (pid % per_group) % rows;
-  tile_n = (pid % per_group) / rows;
+  tile_m = first_m + (tile % per_group) % rows;
+  tile_n = (tile % per_group) / rows;
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Serial split-K: slice s of a tile waits until the tile's semaphore reads s, adds its partial sum into C,
-// then hands over to s + 1; the last slice resets the semaphore to 0. Launches whose slices are numbered
-// by blockIdx.z start lower slices first, so a waiting block never waits on one that cannot run.
+// Work of a block: one or more segments, each a K range of one output tile.
+struct Segment {
+  int tile;     // output tile, in rasterization order
+  int k_begin;  // K range [k_begin, k_end) this segment sums
+  int k_end;
+};
+
+// Split-K: block (x, z) sums K slice z of tile x; slices hold k_per_split each, the last one the rest.
+__device__ __forceinline__ Segment slice_segment(const GemmArgs& args) {
+  const int k_begin = static_cast<int>(blockIdx.z) * args.k_per_split;
+  return Segment{static_cast<int>(blockIdx.x), k_begin, imin(args.k, k_begin + args.k_per_split)};
+}
+
+// Runs `body(segment)` over the block's work. Without stream-K that is its split-K slice. With stream-K,
+// blocks below whole_tiles compute one tile each, and the stream blocks share the other tiles' K
+// iterations (kGranule-deep each) evenly: stream block s takes iterations [s * per, (s + 1) * per) of the
+// order (tile, iteration), which may end one tile and begin the next. A block runs its segments from the
+// last to the first: the last one starts a tile (or continues one begun by a lower block), so any block
+// waiting on a tile's earlier K waits only for the first segment of lower blocks, which never wait on
+// higher ones.
+template <int kGranule, typename Body>
+__device__ __forceinline__ void for_each_segment(const GemmArgs& args, Body&& body) {
+  const int block = static_cast<int>(blockIdx.x);
+  const bool streaming = args.stream_blocks > 0 && block >= args.whole_tiles;
+  Segment segment{block, 0, args.k};  // a whole tile
+  if (args.stream_blocks == 0) segment = slice_segment(args);
+  const int iterations = (args.k + kGranule - 1) / kGranule;  // per tile
+  long long first = 0, end = 0;                               // the stream block's share of iterations
+  if (streaming) {
+    const long long total = static_cast<long long>(args.tiles - args.whole_tiles) * iterations;
+    const long long per_block = (total + args.stream_blocks - 1) / args.stream_blocks;
+    first = (block - args.whole_tiles) * per_block;
+    end = first + per_block < total ? first + per_block : total;
+  }
+  // One call site, so the body is inlined once.
+  while (!streaming || end > first) {
+    if (streaming) {
+      const int local_tile = static_cast<int>((end - 1) / iterations);
+      const long long tile_start = static_cast<long long>(local_tile) * iterations;
+      const long long begin = first > tile_start ? first : tile_start;
+      segment = Segment{args.whole_tiles + local_tile, static_cast<int>(begin - tile_start) * kGranule,
+                        imin(args.k, static_cast<int>(end - tile_start) * kGranule)};
+      end = begin;
+    }
+    body(segment);
+    if (!streaming) break;
+  }
+}
+
+// Serial K reduction in C: a tile's semaphore holds how much of its K has been added into C (0: none yet).
+// A segment beginning at k_begin > 0 waits until the semaphore reads k_begin, adds its sum into C, and
+// hands over by storing its k_end, or 0 when it ends the tile's K, which leaves the semaphore ready for the
+// next launch. Lower K ranges always belong to blocks started earlier, so a waiting block never waits on
+// one that cannot run.
 __device__ __forceinline__ void semaphore_wait(int* semaphore, int value) {
   if (threadIdx.x == 0) {
     int seen;
@@ -167,6 +217,17 @@ __device__ __forceinline__ void semaphore_release(int* semaphore, int value) {
   if (threadIdx.x == 0) {
     asm volatile("st.global.release.gpu.b32 [%0], %1;\n" ::"l"(semaphore), "r"(value) : "memory");
   }
+}
+
+// The segment's turn to store: true when earlier K of its tile is already in C (add to it).
+__device__ __forceinline__ bool segment_acquire(const GemmArgs& args, const Segment& segment) {
+  if (segment.k_begin > 0) semaphore_wait(args.semaphores + segment.tile, segment.k_begin);
+  return segment.k_begin > 0;
+}
+
+__device__ __forceinline__ void segment_release(const GemmArgs& args, const Segment& segment) {
+  if (segment.k_begin == 0 && segment.k_end >= args.k) return;  // the whole tile: nobody waits
+  semaphore_release(args.semaphores + segment.tile, segment.k_end >= args.k ? 0 : segment.k_end);
 }
 
 // ---------------------------------------------------------------------------------------------------------

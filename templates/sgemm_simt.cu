@@ -88,13 +88,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
   const int M = args.m;
   const int N = args.n;
 
+  const gf::Segment segment = gf::slice_segment(args);
   int tile_m, tile_n;
-  gf::tile_coordinates((M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
+  gf::tile_coordinates(segment.tile, (M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
   const int m0 = tile_m * BM;
   const int n0 = tile_n * BN;
-  const int slice = static_cast<int>(blockIdx.z);
-  const int k_begin = slice * args.k_per_split;
-  const int k_end = gf::imin(args.k, k_begin + args.k_per_split);
+  const int k_begin = segment.k_begin;
+  const int k_end = segment.k_end;
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
   auto load_stage = [&](int stage, int k_tile) {
@@ -174,10 +174,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
   gf::cp_async_wait<0>();
 
   // Epilogue. With K split, slices of a tile take turns so each adds to what the ones before stored.
-  const bool split = args.split_k > 1;
-  int* semaphore = split ? args.semaphores + blockIdx.x : nullptr;
-  if (split && slice > 0) gf::semaphore_wait(semaphore, slice);
-  const bool accumulate = slice > 0;
+  const bool accumulate = gf::segment_acquire(args, segment);
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int m = m0 + a_row(warp_m, lane_m, i);
@@ -198,5 +195,5 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
       }
     }
   }
-  if (split) gf::semaphore_release(semaphore, slice == args.split_k - 1 ? 0 : slice + 1);
+  gf::segment_release(args, segment);
 }

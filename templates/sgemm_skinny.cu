@@ -80,13 +80,14 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
   const int M = args.m;
   const int N = args.n;
   const int tiles_n = (N + BN - 1) / BN;
+  const gf::Segment segment = gf::slice_segment(args);
   int tile_m, tile_n;
-  gf::tile_coordinates((M + MR - 1) / MR, tiles_n, 1, tile_m, tile_n);
+  gf::tile_coordinates(segment.tile, (M + MR - 1) / MR, tiles_n, 1, tile_m, tile_n);
   const int m0 = tile_m * MR;
   const int n0 = tile_n * BN;
-  const int slice = static_cast<int>(blockIdx.z);
-  const int k_begin = slice * args.k_per_split;
-  const int k_end = gf::imin(args.k, k_begin + args.k_per_split);
+  const int slice = static_cast<int>(blockIdx.z);  // its partial tile's slot in the workspace
+  const int k_begin = segment.k_begin;
+  const int k_end = segment.k_end;
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
   auto load_stage = [&](int stage, int k_tile) {
@@ -228,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
   }
 
   // Parallel split-K: this slice's partial tile goes to the workspace; the last slice sums them all.
-  const int tile = static_cast<int>(blockIdx.x);
+  const int tile = segment.tile;
   float* partials = args.workspace + static_cast<long long>(tile) * args.split_k * MR * BN;
   for (int e = static_cast<int>(threadIdx.x); e < kRuns; e += kThreads) {
     const int m = e / (BN / 4);

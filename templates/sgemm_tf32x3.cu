@@ -98,13 +98,9 @@ __device__ __forceinline__ void load_b(const float* tile, int k, int col, int g,
   for (int i = 0; i < 2; ++i) split(v[i], big[i], small[i]);
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(GemmArgs args) {
-  extern __shared__ float4 smem_vec[];
-  float* smem = reinterpret_cast<float*>(smem_vec);
-  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
-
+// Sums K range [segment.k_begin, segment.k_end) of the segment's output tile and stores it (or adds it to
+// what earlier K of the tile stored) into C.
+__device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segment& segment, float* smem) {
   const float* A = static_cast<const float*>(args.a);
   const float* B = static_cast<const float*>(args.b);
   float* C = static_cast<float*>(args.c);
@@ -114,13 +110,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
   const int b_offset = static_cast<int>((reinterpret_cast<unsigned long long>(B) >> 2) & 3);
 
   int tile_m, tile_n;
-  gf::tile_coordinates((M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
+  gf::tile_coordinates(segment.tile, (M + BM - 1) / BM, (N + BN - 1) / BN, args.raster_group, tile_m, tile_n);
   const int m0 = tile_m * BM;
   const int n0 = tile_n * BN;
-  const int slice = static_cast<int>(blockIdx.z);
-  const int k_begin = slice * args.k_per_split;
-  const int k_end = gf::imin(args.k, k_begin + args.k_per_split);
+  const int k_begin = segment.k_begin;
+  const int k_end = segment.k_end;
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_row = (warp / kWarpsN) * WM;
+  const int warp_col = (warp % kWarpsN) * WN;
+  const int g = lane / 4;  // the mma's group id: fragment row (A, C) or column (B)
+  const int t = lane % 4;  // thread in group: fragment k-pair (A, B) or column pair (C)
 
   auto load_stage = [&](int stage, int k_tile) {
     const int k0 = k_begin + k_tile * BK;
@@ -145,13 +147,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
                                                        N - n0, B);
     }
   };
-
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int warp_row = (warp / kWarpsN) * WM;
-  const int warp_col = (warp % kWarpsN) * WN;
-  const int g = lane / 4;  // the mma's group id: fragment row (A, C) or column (B)
-  const int t = lane % 4;  // thread in group: fragment k-pair (A, B) or column pair (C)
 
   float acc[kTilesM][kTilesN][4];
   float part[kTilesM][kTilesN][4];  // the tensor cores' partial sum of the current fold
@@ -217,11 +212,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
   }
   gf::cp_async_wait<0>();
 
-  // Epilogue: c0, c1 = (g, 2t .. 2t + 1) and c2, c3 = (g + 8, 2t .. 2t + 1) of each mma tile.
-  const bool split_k = args.split_k > 1;
-  int* semaphore = split_k ? args.semaphores + blockIdx.x : nullptr;
-  if (split_k && slice > 0) gf::semaphore_wait(semaphore, slice);
-  const bool accumulate = slice > 0;
+  // Epilogue: c0, c1 = (g, 2t .. 2t + 1) and c2, c3 = (g + 8, 2t .. 2t + 1) of each mma tile. Segments of
+  // a tile split along K add into C in K order.
+  const bool accumulate = gf::segment_acquire(args, segment);
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
@@ -237,5 +230,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(
       }
     }
   }
-  if (split_k) gf::semaphore_release(semaphore, slice == args.split_k - 1 ? 0 : slice + 1);
+  gf::segment_release(args, segment);
+  __syncthreads();  // a next segment refills the pipeline's shared memory
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_tf32x3(GemmArgs args) {
+  extern __shared__ float4 smem_vec[];
+  float* smem = reinterpret_cast<float*>(smem_vec);
+  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
+  gf::for_each_segment<BK>(args, [&](const gf::Segment& segment) { run_segment(args, segment, smem); });
 }

@@ -50,6 +50,10 @@ struct PlanInfo {
   // Launch geometry for the asked problem (once it has run: the geometry its launches use).
   int64_t tiles = 0;
   int64_t split_k = 1;
+  /// Stream-K: the first whole_tiles tiles run one per block, and stream_blocks blocks share the K
+  /// iterations of the others evenly (0: no stream-K).
+  int64_t whole_tiles = 0;
+  int64_t stream_blocks = 0;
   int64_t threads = 0;
   int64_t smem_bytes = 0;
 };

@@ -119,6 +119,15 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
         throw InvalidArgumentError(
             fmt::format("{}: parameter {} has an empty domain", origin, parameter.name));
       }
+      if (p.contains("absent")) {
+        parameter.absent = p.at("absent").get<int64_t>();
+        if (std::find(parameter.values.begin(), parameter.values.end(), *parameter.absent) ==
+            parameter.values.end()) {
+          throw InvalidArgumentError(fmt::format("{}: parameter {}: absent value {} is outside its domain {}",
+                                                 origin, parameter.name, *parameter.absent,
+                                                 fmt::join(parameter.values, ", ")));
+        }
+      }
       if (!names.insert(parameter.name).second) {
         throw InvalidArgumentError(fmt::format("{}: parameter {} is listed twice", origin, parameter.name));
       }
@@ -171,6 +180,8 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.k_granule = launch_expr("k_granule", "1");
     m.launch_.raster_group = launch_expr("raster_group", "1");
     m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
+    m.launch_.stream_waves = launch_expr("stream_waves", "0");
+    m.launch_.wave = launch_expr("wave", "device.sm_count");
     const std::string reduction = launch.value("split_reduction", "serial");
     if (reduction != "serial" && reduction != "parallel") {
       throw InvalidArgumentError(fmt::format(
@@ -225,6 +236,10 @@ Config Manifest::normalize(const Config& config) const {
   for (const Parameter& p : parameters_) {
     int count = 0;
     for (const auto& [key, value] : config.values()) count += key == p.name;
+    if (count == 0 && p.absent) {
+      ordered.emplace_back(p.name, *p.absent);  // written before the parameter existed
+      continue;
+    }
     if (count != 1) {
       throw InvalidArgumentError(fmt::format("config of template {} {} parameter {}", name_,
                                              count == 0 ? "lacks" : "repeats", p.name));
@@ -323,24 +338,38 @@ std::vector<std::pair<std::string, int64_t>> Manifest::defines(const Config& con
   return out;
 }
 
-LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& problem) const {
+LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& problem,
+                                  const DeviceInfo& device) const {
   const Config normalized = normalize(config);
-  const std::vector<int64_t> symbols = symbols_for(normalized, nullptr, &problem);
+  const std::vector<int64_t> symbols = symbols_for(normalized, &device, &problem);
   LaunchGeometry g;
   g.threads = launch_.threads.evaluate(symbols.data());
   g.smem_bytes = launch_.smem_bytes.evaluate(symbols.data());
   g.tiles = launch_.tiles.evaluate(symbols.data());
   g.raster_group = std::max<int64_t>(1, launch_.raster_group.evaluate(symbols.data()));
-  const int64_t granule = std::max<int64_t>(1, launch_.k_granule.evaluate(symbols.data()));
+  g.k_granule = std::max<int64_t>(1, launch_.k_granule.evaluate(symbols.data()));
   const int64_t requested = std::max<int64_t>(1, launch_.split_k.evaluate(symbols.data()));
   // Every slice but the last covers a whole number of granules; slices left empty are dropped.
   const int64_t k = std::max<int64_t>(problem.k, 1);
   g.k_per_split = (k + requested - 1) / requested;
-  g.k_per_split = (g.k_per_split + granule - 1) / granule * granule;
+  g.k_per_split = (g.k_per_split + g.k_granule - 1) / g.k_granule * g.k_granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
   g.semaphores = g.split_k > 1 ? g.tiles : 0;
   if (g.split_k > 1 && launch_.parallel_split) {
     g.workspace_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
+  }
+
+  // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
+  // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.
+  const int64_t stream_waves = launch_.stream_waves.evaluate(symbols.data());
+  const int64_t wave = std::max<int64_t>(1, launch_.wave.evaluate(symbols.data()));
+  if (stream_waves > 0 && g.split_k == 1 && problem.k > 0 && g.tiles % wave != 0) {
+    const int64_t streamed = std::min(g.tiles, g.tiles % wave + (stream_waves - 1) * wave);
+    const int64_t iterations = streamed * ((problem.k + g.k_granule - 1) / g.k_granule);
+    const int64_t per_block = (iterations + wave - 1) / wave;
+    g.whole_tiles = g.tiles - streamed;
+    g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work
+    g.semaphores = g.tiles;
   }
   return g;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct Parameter {
   std::vector<int64_t> values;  ///< the domain, in the order the manifest lists it
   bool launch = false;          ///< chosen at launch time: does not change the compiled kernel
   std::string doc;
+  /// The value a config written without this parameter means (configs stored before it existed).
+  std::optional<int64_t> absent;
 };
 
 /// An expression with its identifiers resolved to slots of the manifest's symbol table.
@@ -49,14 +52,22 @@ struct Constraint {
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
-  int64_t tiles = 0;            ///< output tiles: grid.x
+  int64_t tiles = 0;            ///< output tiles
   int64_t split_k = 1;          ///< K slices actually used: grid.z
   int64_t k_per_split = 0;      ///< K extent of each slice, a multiple of the template's K granule
+  int64_t k_granule = 1;        ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole, one per block, before the stream blocks
+  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
   int64_t threads = 0;          ///< threads per block
   int64_t smem_bytes = 0;       ///< dynamic shared memory per block
   int64_t raster_group = 1;     ///< tile rows grouped together for L2 reuse
   int64_t semaphores = 0;       ///< ints that must be zero when the kernel starts (it leaves them zero)
   int64_t workspace_bytes = 0;  ///< scratch for partial tiles of a parallel split-K reduction
+
+  /// grid.x: one block per tile, or the whole tiles and then the stream blocks.
+  int64_t grid_x() const { return stream_blocks > 0 ? whole_tiles + stream_blocks : tiles; }
+  /// Blocks of the launch.
+  int64_t blocks() const { return grid_x() * split_k; }
 };
 
 /// One broken constraint of a config.
@@ -101,8 +112,9 @@ class Manifest {
   /// parameter and every derived value marked `define`.
   std::vector<std::pair<std::string, int64_t>> defines(const Config& config,
                                                        const KernelProblem& problem) const;
-  /// Grid, block, shared memory and K split of a (valid) config for a problem.
-  LaunchGeometry geometry(const Config& config, const KernelProblem& problem) const;
+  /// Grid, block, shared memory and K split of a (valid) config for a problem on a device (stream-K
+  /// shares out the tiles past the device's last full wave).
+  LaunchGeometry geometry(const Config& config, const KernelProblem& problem, const DeviceInfo& device) const;
 
   // Symbol table, for code that evaluates many configs quickly (the search space).
   int symbol_count() const { return static_cast<int>(symbols_.size()); }
@@ -133,6 +145,8 @@ class Manifest {
 
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
+    BoundExpression stream_waves;  // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
+    BoundExpression wave;          // blocks the device runs at once
     bool parallel_split =
         false;  // slices write partial tiles and the last one sums them, vs. taking turns in C
   } launch_;

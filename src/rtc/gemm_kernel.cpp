@@ -63,6 +63,9 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.m = static_cast<int>(call.problem.m);
   args.n = static_cast<int>(call.problem.n);
   args.k = static_cast<int>(call.problem.k);
+  args.tiles = static_cast<int>(geometry.tiles);
+  args.whole_tiles = static_cast<int>(geometry.whole_tiles);
+  args.stream_blocks = static_cast<int>(geometry.stream_blocks);
   args.split_k = static_cast<int>(geometry.split_k);
   args.k_per_split = static_cast<int>(geometry.k_per_split);
   args.raster_group = static_cast<int>(geometry.raster_group);
@@ -71,7 +74,7 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.semaphores = buffers.semaphores;
   args.workspace = buffers.workspace;
   void* params[] = {&args};
-  const dim3 grid(static_cast<unsigned>(geometry.tiles), 1, static_cast<unsigned>(geometry.split_k));
+  const dim3 grid(static_cast<unsigned>(geometry.grid_x()), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));
   kernel_.launch(grid, block, static_cast<size_t>(geometry.smem_bytes), stream, params);
 }

@@ -48,8 +48,9 @@ class GemmKernel {
   const cuda::Kernel& kernel() const { return kernel_; }
 
   /// Launch geometry of `config` (one this kernel was compiled from) for a problem.
-  LaunchGeometry geometry(const Config& config, const KernelProblem& problem) const {
-    return template_->manifest.geometry(config, problem);
+  LaunchGeometry geometry(const Config& config, const KernelProblem& problem,
+                          const DeviceInfo& device) const {
+    return template_->manifest.geometry(config, problem, device);
   }
   /// Resident blocks per SM at this geometry.
   int occupancy_blocks(const LaunchGeometry& geometry) const;

@@ -19,7 +19,7 @@ struct Candidate {
 };
 
 int64_t blocks(const Candidate& c) {
-  return c.geometry.tiles * c.geometry.split_k;
+  return c.geometry.blocks();
 }
 
 // The first candidate whose blocks fill the device's SMs, else the one with the most blocks (the
@@ -62,7 +62,7 @@ Selection heuristic_selection(const TemplateLibrary& library, const DeviceInfo& 
         fitted = repair_config(*t, seed, device, problem);
       }
       if (fitted) {
-        const LaunchGeometry geometry = manifest.geometry(*fitted, problem);
+        const LaunchGeometry geometry = manifest.geometry(*fitted, problem, device);
         candidates.push_back({CheckedConfig{t, std::move(*fitted)}, geometry, promising});
       }
     }

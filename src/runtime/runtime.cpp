@@ -122,7 +122,8 @@ void Runtime::build_plan(const KernelProblem& problem) {
       rtc::make_spec(*choice.kernel_template, choice.config, problem, device_.arch(), &device_);
   auto plan = std::make_unique<Plan>();
   plan->kernel = kernels_.get(spec);
-  plan->geometry = plan->kernel->geometry(spec.config, problem);  // not the config it was first loaded for
+  plan->geometry =
+      plan->kernel->geometry(spec.config, problem, device_);  // not the config it was first loaded for
   spdlog::debug("{} on {}: {} {} ({}: {})", problem.to_string(), device_.name,
                 choice.kernel_template->manifest.name(), choice.config.key(), to_string(selection.level),
                 selection.basis);
@@ -163,10 +164,10 @@ PlanInfo Runtime::query(const GemmShape& shape) {
   {
     std::shared_lock lock(plans_mutex_);
     if (auto it = plans_.find(problem); it != plans_.end())
-      return describe(it->second->selection, problem, device_.name, it->second->geometry);
+      return describe(it->second->selection, problem, device_, it->second->geometry);
   }
   std::lock_guard<std::mutex> building(build_mutex_);
-  return describe(chain_.select(device_, problem), problem, device_.name);
+  return describe(chain_.select(device_, problem), problem, device_);
 }
 
 void Runtime::clear_cache() {

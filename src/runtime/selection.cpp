@@ -21,16 +21,17 @@ const char* to_string(PlanLevel level) noexcept {
 
 namespace runtime {
 
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device) {
-  return describe(selection, problem, device,
-                  selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem));
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device) {
+  return describe(
+      selection, problem, device,
+      selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem, device));
 }
 
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device,
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device,
                   const LaunchGeometry& launched) {
   PlanInfo info;
   info.problem = problem.to_string();
-  info.device = device;
+  info.device = device.name;
   info.template_name = selection.choice.kernel_template->manifest.name();
   info.config = selection.choice.config.key();
   info.level = selection.level;
@@ -41,6 +42,8 @@ PlanInfo describe(const Selection& selection, const KernelProblem& problem, cons
   info.ratio_vs_cublas = selection.ratio_vs_cublas;
   info.tiles = launched.tiles;
   info.split_k = launched.split_k;
+  info.whole_tiles = launched.whole_tiles;
+  info.stream_blocks = launched.stream_blocks;
   info.threads = launched.threads;
   info.smem_bytes = launched.smem_bytes;
   return info;

@@ -22,9 +22,9 @@ struct Selection {
 };
 
 /// The public description of a selection for `problem` on `device`, launch geometry included.
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device);
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device);
 /// The same for a problem with a plan: the launch geometry reported is the plan's, the one that launches.
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const std::string& device,
+PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device,
                   const LaunchGeometry& launched);
 
 }  // namespace gemmforge::runtime

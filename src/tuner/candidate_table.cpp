@@ -93,13 +93,20 @@ CandidateTable::CandidateTable(const SearchSpace& space) {
       actual.evaluate();
       along_m.evaluate();
       along_n.evaluate();
-      const LaunchGeometry geometry = manifest.geometry(template_space.config(i), problem);
+      const LaunchGeometry geometry = manifest.geometry(template_space.config(i), problem, space.device());
       Footprint f;
       f.tile_m = tile_extent(along_m.derived(tiles));
       f.tile_n = tile_extent(along_n.derived(tiles));
       f.tiles = actual.derived(tiles);
       f.split_k = geometry.split_k;
       f.k_per_split = geometry.k_per_split;
+      f.whole_tiles = geometry.whole_tiles;
+      f.stream_blocks = geometry.stream_blocks;
+      if (f.stream_blocks > 0) {
+        const int64_t iterations =
+            (f.tiles - f.whole_tiles) * ((problem.k + geometry.k_granule - 1) / geometry.k_granule);
+        f.stream_k = (iterations + f.stream_blocks - 1) / f.stream_blocks * geometry.k_granule;
+      }
       f.parallel_split = geometry.workspace_bytes > 0;
       f.threads = actual.derived(threads);
       f.smem_bytes = actual.derived(smem);

@@ -18,6 +18,9 @@ struct Footprint {
   int64_t tiles = 0;            ///< blocks per K slice
   int64_t split_k = 1;          ///< K slices launched
   int64_t k_per_split = 0;      ///< K extent of one slice
+  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole before the stream blocks run
+  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t stream_k = 0;         ///< stream-K: K extent one stream block sums
   bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
                                 ///< rather than adding into C one after the other
   int64_t threads = 0;          ///< threads per block

@@ -87,10 +87,12 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
                   int element_bytes) {
   Estimate e;
   e.occupancy = estimate_occupancy(device, f.threads, registers_per_thread, f.smem_bytes);
-  e.waves = count_waves(f.tiles * f.split_k, e.occupancy.blocks_per_sm, device.sm_count);
-  const double flops = 2.0 * f.tile_m * f.tile_n * f.k_per_split;
-  const double bytes = static_cast<double>(element_bytes) * (f.tile_m + f.tile_n) * f.k_per_split;
-  e.flops_per_byte = bytes > 0 ? flops / bytes : 0;
+  const bool stream = f.stream_blocks > 0;
+  e.waves = count_waves(stream ? f.whole_tiles + f.stream_blocks : f.tiles * f.split_k,
+                        e.occupancy.blocks_per_sm, device.sm_count);
+  const double flops_per_k = 2.0 * f.tile_m * f.tile_n;
+  const double bytes_per_k = static_cast<double>(element_bytes) * (f.tile_m + f.tile_n);
+  e.flops_per_byte = bytes_per_k > 0 ? flops_per_k / bytes_per_k : 0;
   if (e.occupancy.blocks_per_sm == 0 || device.sm_count <= 0) {
     e.time_ms = e.main_loop_ms = std::numeric_limits<double>::infinity();
     return e;
@@ -100,27 +102,47 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
   const double sm_bytes_per_ms = sm_flops_per_ms * kL2BytesPerFlop;
   const int64_t warps_per_block = ceil_div(std::max<int64_t>(f.threads, 1), std::max(1, device.warp_size));
 
-  // One round of `blocks` co-resident blocks on an SM: its compute time and its total time.
-  const auto round_ms = [&](int64_t blocks, double* hiding, double* compute_ms) {
+  // One round of `blocks` co-resident blocks on an SM, each summing `k_extent` of K: its compute time
+  // and its total time.
+  const auto round_ms = [&](int64_t blocks, int64_t k_extent, double* hiding, double* compute_ms) {
     const double h = std::min(1.0, static_cast<double>(blocks * warps_per_block) / kWarpsToHideLatency);
-    const double compute = blocks * flops / (sm_flops_per_ms * h);
+    const double compute = blocks * flops_per_k * k_extent / (sm_flops_per_ms * h);
     if (hiding != nullptr) *hiding = h;
     if (compute_ms != nullptr) *compute_ms = compute;
-    return std::max(compute, blocks * bytes / sm_bytes_per_ms);
+    return std::max(compute, blocks * bytes_per_k * k_extent / sm_bytes_per_ms);
   };
+  // `blocks` blocks of `k_extent` each over every slot: full waves, then a partial one.
+  const auto phase_ms = [&](int64_t blocks, int64_t k_extent) {
+    const Waves w = count_waves(blocks, e.occupancy.blocks_per_sm, device.sm_count);
+    if (blocks <= 0) return 0.0;
+    const int64_t resident = std::min<int64_t>(e.occupancy.blocks_per_sm, ceil_div(blocks, device.sm_count));
+    return w.full_waves * round_ms(resident, k_extent, nullptr, nullptr) +
+           (w.tail_blocks > 0 ? round_ms(w.tail_blocks_per_sm, k_extent, nullptr, nullptr) : 0);
+  };
+
   double full_compute_ms = 0;
   const int64_t resident =
       std::min<int64_t>(e.occupancy.blocks_per_sm, ceil_div(e.waves.blocks, device.sm_count));
-  const double full_round_ms = round_ms(resident, &e.latency_hiding, &full_compute_ms);
+  const double full_round_ms = round_ms(resident, f.k_per_split, &e.latency_hiding, &full_compute_ms);
   e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
-  e.main_loop_ms = e.waves.full_waves * full_round_ms +
-                   (e.waves.tail_blocks > 0 ? round_ms(e.waves.tail_blocks_per_sm, nullptr, nullptr) : 0);
-  if (f.split_k > 1) {
-    const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
-    // Serial: each slice in turn reads and writes the C tile. Parallel: the slices write partial tiles
-    // at once and the last one reads them all.
-    e.split_k_ms = f.parallel_split ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
-                                    : (f.split_k - 1) * (kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms);
+  const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
+  const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
+  if (stream) {
+    // Whole tiles in full waves, then one wave of stream blocks; each streamed tile's segments add into
+    // C one after the other.
+    e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
+    const int64_t streamed = f.tiles - f.whole_tiles;
+    const double segments_per_tile =
+        streamed > 0 ? static_cast<double>(f.stream_blocks + streamed - 1) / streamed : 1;
+    e.split_k_ms = std::max(0.0, segments_per_tile - 1) * handoff_ms;
+  } else {
+    e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
+    if (f.split_k > 1) {
+      // Serial: each slice in turn reads and writes the C tile. Parallel: the slices write partial tiles
+      // at once and the last one reads them all.
+      e.split_k_ms = f.parallel_split ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
+                                      : (f.split_k - 1) * handoff_ms;
+    }
   }
   e.time_ms = e.main_loop_ms + e.split_k_ms + kLaunchMs;
   return e;

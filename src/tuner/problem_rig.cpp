@@ -113,7 +113,7 @@ void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, const LaunchG
 
 Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const Config& config,
                                  const TimingOptions& options, double error_bound) {
-  const LaunchGeometry geometry = kernel.geometry(config, problem_);
+  const LaunchGeometry geometry = kernel.geometry(config, problem_, device_);
   Measurement out;
   describe_resources(kernel, geometry, out);
   if (out.occupancy_blocks == 0) {

@@ -66,6 +66,11 @@ std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document,
   for (const db::DeviceRecord& device : database.devices()) {
     std::map<int64_t, RecordedTable> by_problem;
     for (db::TrialRecord& trial : database.trials(device.id)) {
+      // Written out in full: parameters added since the recording take the value their manifest gives
+      // configs that lack them.
+      trial.config_key = library.get(trial.template_name)
+                             .manifest.normalize(Config::parse_key(trial.template_name, trial.config_key))
+                             .key();
       RecordedTable& table = by_problem[trial.problem_id];
       table.device = device.info;
       table.problem = trial.problem;

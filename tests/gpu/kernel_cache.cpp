@@ -50,7 +50,7 @@ void KernelCache::launch(const KernelTemplate& kernel_template, const Config& co
   const rtc::KernelSpec spec =
       rtc::make_spec(kernel_template, config, call.problem, device_.arch(), &device_);
   const rtc::GemmKernel& kernel = get(spec);
-  const LaunchGeometry geometry = kernel.geometry(spec.config, call.problem);
+  const LaunchGeometry geometry = kernel.geometry(spec.config, call.problem, device_);
   kernel.launch(call, geometry, scratch_.prepare(geometry, stream), stream);
 }
 

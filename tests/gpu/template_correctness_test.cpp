@@ -55,11 +55,12 @@ class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::s
     return fmt::format("{} on {}: {}", config.key(), c.describe(), r.describe());
   }
 
-  // The seeds, plus the first seed with each optional copy mode switched on, so those paths run on
-  // every shape of the matrix (they matter exactly for the unaligned ones).
+  // The seeds, plus the first seed with each optional copy mode (and stream-K) switched on, so those
+  // paths run on every shape of the matrix (copy modes matter exactly for the unaligned ones; stream-K
+  // has whole and streamed tiles at 4096^3 and 4103 x 4105 x 4104).
   static std::vector<Config> seeds_and_variants() {
     std::vector<Config> configs = tmpl().manifest.seeds();
-    for (const char* mode : {"B_REALIGN", "XPOSE_A", "XPOSE_B", "B_DIRECT"}) {
+    for (const char* mode : {"B_REALIGN", "XPOSE_A", "XPOSE_B", "B_DIRECT", "STREAM_K"}) {
       if (tmpl().manifest.find_parameter(mode) == nullptr) continue;
       for (const Config& seed : tmpl().manifest.seeds()) {
         if (seed.at(mode) != 0) continue;
@@ -161,12 +162,15 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
   std::vector<std::string> failures;
   int checked = 0;
   std::set<int64_t> split_counts;
+  int streamed = 0;
   for (const Config& config : sample) {
     for (const GemmCase& c : cases) {
       const KernelProblem problem = GemmHarness::problem(c);
       const Config fitted = fit_vectors(config, problem);
       if (!tmpl().manifest.violations(fitted, &kernels().device(), &problem).empty()) continue;
-      split_counts.insert(tmpl().manifest.geometry(fitted, problem).split_k);
+      const LaunchGeometry geometry = tmpl().manifest.geometry(fitted, problem, kernels().device());
+      split_counts.insert(geometry.split_k);
+      streamed += geometry.stream_blocks > 0;
       ++checked;
       if (std::string f = check(config, c, checked); !f.empty() && failures.size() < 20)
         failures.push_back(f);
@@ -174,6 +178,9 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
   }
   EXPECT_GE(checked, 50 * 8) << "the sample must exercise at least 50 configs";
   EXPECT_GT(split_counts.size(), 1u) << "the sample must include split-K launches";
+  if (tmpl().manifest.find_parameter("STREAM_K") != nullptr) {
+    EXPECT_GT(streamed, 8 * 8) << "the sample must include stream-K launches";
+  }
   EXPECT_TRUE(failures.empty()) << fmt::format("{}", fmt::join(failures, "\n"));
 }
 

@@ -137,7 +137,7 @@ TEST(ManifestGeometry, FollowsTheLaunchRule) {
       "sgemm_simt",
       "BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=8,STAGES=3,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=0,UNROLL_K=4,"
       "MIN_BLOCKS=1,SPLIT_K=3,RASTER=1");
-  const LaunchGeometry g = simt.geometry(config, tuner::testing::problem(512, 512, 1000));
+  const LaunchGeometry g = simt.geometry(config, tuner::testing::problem(512, 512, 1000), kH100);
   EXPECT_EQ(g.tiles, 4 * 8);
   EXPECT_EQ(g.threads, 2 * 2 * 32);
   EXPECT_EQ(g.split_k, 3);
@@ -151,17 +151,85 @@ TEST(ManifestGeometry, FollowsTheLaunchRule) {
   const KernelProblem thin = tuner::testing::problem(16, 4096, 4096);
   for (const Config& seed : skinny.seeds()) {
     if (!skinny.violations(seed, &kH100, &thin).empty() || seed.at("SPLIT_K") == 1) continue;
-    const LaunchGeometry s = skinny.geometry(seed, thin);
+    const LaunchGeometry s = skinny.geometry(seed, thin, kH100);
     EXPECT_GT(s.split_k, 1) << seed.key();
     EXPECT_GT(s.workspace_bytes, 0) << seed.key();
     EXPECT_EQ(s.semaphores, s.tiles) << seed.key();
   }
 }
 
+TEST(ManifestGeometry, StreamKSharesTheTilesPastTheLastFullWave) {
+  const Manifest& tf32x3 = manifest_of("sgemm_tf32x3");
+  const Config seed = tf32x3.seeds()[0];  // 128 x 128 tiles, K in stages of 16, one block per SM
+  ASSERT_EQ(seed.at("BM"), 128);
+  ASSERT_EQ(seed.at("BK"), 16);
+  ASSERT_EQ(seed.at("MIN_BLOCKS"), 1);
+  const int64_t wave = kH100.sm_count;
+  const KernelProblem square = tuner::testing::problem(4096, 4096, 4096);  // 1024 tiles of 256 stages
+  const int64_t tiles = 32 * 32;
+
+  const LaunchGeometry plain = tf32x3.geometry(seed, square, kH100);
+  EXPECT_EQ(plain.stream_blocks, 0);
+  EXPECT_EQ(plain.grid_x(), tiles);
+  EXPECT_EQ(plain.semaphores, 0);
+
+  const LaunchGeometry tail = tf32x3.geometry(with(seed, {{"STREAM_K", 1}}), square, kH100);
+  EXPECT_EQ(tail.whole_tiles, tiles - tiles % wave);
+  // Stream blocks for `iterations` K stages shared out over at most one wave, none left idle.
+  const auto stream_blocks = [&](int64_t iterations) {
+    const int64_t per_block = (iterations + wave - 1) / wave;
+    return (iterations + per_block - 1) / per_block;
+  };
+  EXPECT_EQ(tail.stream_blocks, stream_blocks((tiles % wave) * 256));
+  EXPECT_LE(tail.stream_blocks, wave);
+  EXPECT_EQ(tail.grid_x(), tail.whole_tiles + tail.stream_blocks);
+  EXPECT_EQ(tail.split_k, 1);
+  EXPECT_EQ(tail.semaphores, tiles);  // the streamed tiles' segments take turns in C
+
+  const LaunchGeometry two = tf32x3.geometry(with(seed, {{"STREAM_K", 2}}), square, kH100);
+  EXPECT_EQ(two.whole_tiles, tail.whole_tiles - wave);
+  EXPECT_LE(two.stream_blocks, wave);
+
+  // Fewer tiles than a wave: every tile is streamed.
+  const LaunchGeometry few =
+      tf32x3.geometry(with(seed, {{"STREAM_K", 1}}), tuner::testing::problem(128, 4096, 4096), kH100);
+  EXPECT_EQ(few.whole_tiles, 0);
+  EXPECT_EQ(few.stream_blocks, stream_blocks(32 * 256));
+
+  // Whole waves, or no K to share: nothing is streamed.
+  DeviceInfo even = kH100;
+  even.sm_count = 128;
+  EXPECT_EQ(tf32x3.geometry(with(seed, {{"STREAM_K", 1}}), square, even).stream_blocks, 0);
+  EXPECT_EQ(tf32x3.geometry(with(seed, {{"STREAM_K", 1}}), tuner::testing::problem(4096, 4096, 0), kH100)
+                .stream_blocks,
+            0);
+
+  EXPECT_FALSE(tf32x3.violations(with(seed, {{"STREAM_K", 1}, {"SPLIT_K", 2}}), &kH100, &square).empty())
+      << "stream-K and split-K together";
+}
+
 // The sgemm_simt manifest as JSON, to break on purpose.
 nlohmann::json simt_manifest_json() {
   std::ifstream in(std::string(GEMMFORGE_SOURCE_DIR) + "/templates/sgemm_simt.json");
   return nlohmann::json::parse(in);
+}
+
+TEST(ManifestParse, AParameterWithAnAbsentValueFillsConfigsWrittenWithoutIt) {
+  const Manifest& tf32x3 = manifest_of("sgemm_tf32x3");
+  Config::Values older;
+  for (const auto& [name, value] : tf32x3.seeds()[0].values()) {
+    if (name != "STREAM_K") older.emplace_back(name, value);
+  }
+  const Config filled = tf32x3.normalize(Config("sgemm_tf32x3", older));
+  EXPECT_EQ(filled.at("STREAM_K"), 0);
+  EXPECT_EQ(filled, tf32x3.seeds()[0]);
+
+  nlohmann::json outside = simt_manifest_json();
+  outside["parameters"][0]["absent"] = 3;  // BM's domain holds no 3
+  const std::string message =
+      invalid_argument_message([&] { Manifest::parse(outside.dump(), "absent.json"); });
+  EXPECT_NE(message.find("absent.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("absent value 3"), std::string::npos) << message;
 }
 
 TEST(ManifestParse, MalformedManifestsAreRefusedWithTheirOrigin) {

@@ -77,14 +77,17 @@ TEST(RuntimeHeuristic, LargeProblemsFillTheDeviceAndTinyOnesTakeASmallBlock) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const KernelProblem large = problem(4096, 4096, 4096);
   const runtime::Selection big = runtime::heuristic_selection(library, h100, large);
-  EXPECT_GE(big.choice.kernel_template->manifest.geometry(big.choice.config, large).tiles, h100.sm_count);
+  EXPECT_GE(big.choice.kernel_template->manifest.geometry(big.choice.config, large, h100).tiles,
+            h100.sm_count);
 
   const KernelProblem tiny = problem(1, 1, 1, "nn", 1, 1, 1);
   const runtime::Selection small = runtime::heuristic_selection(library, h100, tiny);
-  const int64_t threads = small.choice.kernel_template->manifest.geometry(small.choice.config, tiny).threads;
+  const int64_t threads =
+      small.choice.kernel_template->manifest.geometry(small.choice.config, tiny, h100).threads;
   for (const KernelTemplate* t : library.all()) {
     for (const Config& s : t->manifest.seeds()) {
-      EXPECT_LE(threads, t->manifest.geometry(s, tiny).threads) << "a smaller block exists: " << s.key();
+      EXPECT_LE(threads, t->manifest.geometry(s, tiny, h100).threads)
+          << "a smaller block exists: " << s.key();
     }
   }
 }

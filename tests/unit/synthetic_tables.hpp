@@ -95,8 +95,8 @@ struct SyntheticTrial {
 
 // A cost model written apart from the strategy's (other constants, other tail and latency rules), so
 // that the strategy has something to learn: roofline of the tile against L2, latency hiding by resident
-// warps, accumulators per thread, whole waves, serial split-K, plus hidden per-value effects,
-// interactions and noise.
+// warps, accumulators per thread, whole waves, serial split-K and stream-K, plus hidden per-value
+// effects, interactions and noise.
 inline SyntheticTrial simulate(const DeviceInfo& device, const Footprint& f, const TemplateTruth& truth,
                                const uint8_t* levels, Rng& noise) {
   SyntheticTrial t;
@@ -126,15 +126,24 @@ inline SyntheticTrial simulate(const DeviceInfo& device, const Footprint& f, con
   const double hiding = warps / (warps + 3.0);
   const double accumulators = static_cast<double>(f.tile_m * f.tile_n) / f.threads;
   const double issue = accumulators / (accumulators + 6.0);
-  const double flops = 2.0 * f.tile_m * f.tile_n * f.k_per_split;
-  const double bytes = 4.0 * (f.tile_m + f.tile_n) * f.k_per_split;
-  const double block_ms = std::max(blocks_per_sm * flops / (sm_flops_per_ms * hiding * issue),
-                                   blocks_per_sm * bytes / (sm_flops_per_ms / truth.speed * 0.08));
-  const int64_t blocks = f.tiles * f.split_k;
-  const int64_t slots = blocks_per_sm * device.sm_count;
-  const double waves = std::ceil(static_cast<double>(blocks) / slots);
-  const double reduction_ms = f.parallel_split ? 0.004 + 0.0002 * f.split_k : (f.split_k - 1) * 0.003;
-  double ms = waves * (block_ms + 0.001) + reduction_ms + 0.004;
+  // Whole waves of `blocks` blocks, each summing k_extent of K.
+  const auto phase_ms = [&](int64_t blocks, int64_t k_extent) {
+    const double flops = 2.0 * f.tile_m * f.tile_n * k_extent;
+    const double bytes = 4.0 * (f.tile_m + f.tile_n) * k_extent;
+    const double block_ms = std::max(blocks_per_sm * flops / (sm_flops_per_ms * hiding * issue),
+                                     blocks_per_sm * bytes / (sm_flops_per_ms / truth.speed * 0.08));
+    const int64_t slots = blocks_per_sm * device.sm_count;
+    return std::ceil(static_cast<double>(blocks) / slots) * (block_ms + 0.001);
+  };
+  double ms = 0.004;
+  if (f.stream_blocks > 0) {
+    const int64_t streamed = f.tiles - f.whole_tiles;
+    ms += phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k) +
+          0.003 * static_cast<double>(f.stream_blocks) / streamed;
+  } else {
+    ms += phase_ms(f.tiles * f.split_k, f.k_per_split) +
+          (f.parallel_split ? 0.004 + 0.0002 * f.split_k : (f.split_k - 1) * 0.003);
+  }
   for (size_t p = 0; p < truth.level_effect.size(); ++p) ms *= truth.level_effect[p][levels[p]];
   for (const auto& i : truth.interactions) ms *= i.effect[levels[i.p]][levels[i.q]];
   t.time_ms = ms * std::exp(0.01 * normal(noise));

@@ -93,7 +93,7 @@ int run_compile(const CompileOptions& o) {
     fmt::print(stderr, "options: {}\n", fmt::join(result.options, " "));
     throw NvrtcError(result.error, result.log, result.options);
   }
-  const LaunchGeometry g = tmpl.manifest.geometry(spec.config, problem);
+  const LaunchGeometry g = tmpl.manifest.geometry(spec.config, problem, device);
   fmt::print("{} {} for {} ({})\n", tmpl.manifest.name(), spec.config.key(), o.arch, problem.to_string());
   fmt::print("  cubin           {} bytes, compiled in {:.0f} ms\n", result.cubin.size(), result.compile_ms);
   fmt::print("  registers       {} per thread\n", result.usage.registers);
@@ -101,8 +101,13 @@ int run_compile(const CompileOptions& o) {
              result.usage.spill_store_bytes, result.usage.spill_load_bytes, result.usage.stack_bytes);
   fmt::print("  shared memory   {} bytes dynamic, {} bytes static\n", g.smem_bytes,
              result.usage.static_smem_bytes);
-  fmt::print("  launch          {} blocks x {} threads, {} K slice(s) of {}\n", g.tiles, g.threads, g.split_k,
-             g.k_per_split);
+  fmt::print("  launch          {} blocks x {} threads, {} K slice(s) of {}", g.blocks(), g.threads,
+             g.split_k, g.k_per_split);
+  if (g.stream_blocks > 0) {
+    fmt::print("; {} whole tiles, then {} stream-K blocks share {} more", g.whole_tiles, g.stream_blocks,
+               g.tiles - g.whole_tiles);
+  }
+  fmt::print("\n");
   fmt::print("  cache key       {}\n", spec.cubin_key(library));
   if (!o.output.empty()) {
     std::ofstream out(o.output, std::ios::binary);

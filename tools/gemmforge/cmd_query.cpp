@@ -55,6 +55,8 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
       {"launch",
        {{"tiles", plan.tiles},
         {"split_k", plan.split_k},
+        {"whole_tiles", plan.whole_tiles},
+        {"stream_blocks", plan.stream_blocks},
         {"threads", plan.threads},
         {"smem_bytes", plan.smem_bytes}}}};
   fmt::print("{}\n", out.dump(2));
@@ -76,8 +78,11 @@ void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
     fmt::print("  measured  never for this config and shape\n");
   }
   fmt::print("  basis     {}\n", plan.basis);
-  fmt::print("  launch    {} tiles x {} K slices, {} threads, {} bytes of shared memory\n", plan.tiles,
-             plan.split_k, plan.threads, plan.smem_bytes);
+  const std::string work = plan.stream_blocks > 0
+                               ? fmt::format("{} tiles ({} whole, then {} stream-K blocks share the rest)",
+                                             plan.tiles, plan.whole_tiles, plan.stream_blocks)
+                               : fmt::format("{} tiles x {} K slices", plan.tiles, plan.split_k);
+  fmt::print("  launch    {}, {} threads, {} bytes of shared memory\n", work, plan.threads, plan.smem_bytes);
 }
 
 int run_query(const QueryOptions& o) {
@@ -116,7 +121,7 @@ int run_query(const QueryOptions& o) {
     }
   }
   const runtime::FallbackChain chain(TemplateLibrary::instance(), user_source, &shipped);
-  const PlanInfo plan = runtime::describe(chain.select(device.info, problem), problem, device.info.name);
+  const PlanInfo plan = runtime::describe(chain.select(device.info, problem), problem, device.info);
   if (o.json) {
     print_json(plan, problem, device);
   } else {
