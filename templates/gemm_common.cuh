@@ -231,60 +231,127 @@ __device__ __forceinline__ void segment_release(const GemmArgs& args, const Segm
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Epilogue: C = alpha * acc + beta * C for a run of kLen consecutive columns starting at column n of
-// `row`, stored kWidth floats at a time when the run lies inside the matrix. `accumulate` (later K slices)
-// adds to what earlier slices stored instead, reading C from L2. beta == 0 never reads C, so NaN or
+// Epilogue: C = alpha * acc + beta * C for runs of kLen consecutive columns starting at column n of a row,
+// kWidth floats per access when the run lies inside the matrix. `accumulate` (a later K range of a split
+// tile) adds to what earlier ranges stored instead, reading C from L2. beta == 0 never reads C, so NaN or
 // garbage in C cannot leak into the result.
+struct EpilogueMode {
+  float alpha;
+  float beta;
+  bool accumulate;
+  __device__ __forceinline__ bool reads_c() const { return accumulate || beta != 0.0f; }
+};
+
 template <int kWidth>
-__device__ __forceinline__ void store_vector(float* dst, const float* acc, float alpha, float beta,
-                                             bool accumulate) {
+__device__ __forceinline__ void store_vector(float* dst, const float* acc, EpilogueMode mode) {
   if constexpr (kWidth == 4) {
-    float4 out = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
-    if (accumulate) {
+    float4 out =
+        make_float4(mode.alpha * acc[0], mode.alpha * acc[1], mode.alpha * acc[2], mode.alpha * acc[3]);
+    if (mode.accumulate) {
       const float4 old = __ldcg(reinterpret_cast<const float4*>(dst));
       out.x += old.x, out.y += old.y, out.z += old.z, out.w += old.w;
-    } else if (beta != 0.0f) {
+    } else if (mode.beta != 0.0f) {
       const float4 old = *reinterpret_cast<const float4*>(dst);
-      out.x += beta * old.x, out.y += beta * old.y, out.z += beta * old.z, out.w += beta * old.w;
+      out.x += mode.beta * old.x, out.y += mode.beta * old.y, out.z += mode.beta * old.z,
+          out.w += mode.beta * old.w;
     }
     *reinterpret_cast<float4*>(dst) = out;
   } else if constexpr (kWidth == 2) {
-    float2 out = make_float2(alpha * acc[0], alpha * acc[1]);
-    if (accumulate) {
+    float2 out = make_float2(mode.alpha * acc[0], mode.alpha * acc[1]);
+    if (mode.accumulate) {
       const float2 old = __ldcg(reinterpret_cast<const float2*>(dst));
       out.x += old.x, out.y += old.y;
-    } else if (beta != 0.0f) {
+    } else if (mode.beta != 0.0f) {
       const float2 old = *reinterpret_cast<const float2*>(dst);
-      out.x += beta * old.x, out.y += beta * old.y;
+      out.x += mode.beta * old.x, out.y += mode.beta * old.y;
     }
     *reinterpret_cast<float2*>(dst) = out;
   } else {
-    float out = alpha * acc[0];
-    if (accumulate)
+    static_assert(kWidth == 1, "C is stored 1, 2 or 4 floats at a time");
+    float out = mode.alpha * acc[0];
+    if (mode.accumulate)
       out += __ldcg(dst);
-    else if (beta != 0.0f)
-      out += beta * *dst;
+    else if (mode.beta != 0.0f)
+      out += mode.beta * *dst;
     *dst = out;
   }
 }
 
 template <int kLen, int kWidth>
-__device__ __forceinline__ void store_run(float* row, int n, int n_valid, const float (&acc)[kLen],
-                                          float alpha, float beta, bool accumulate) {
+__device__ __forceinline__ void store_run(float* row, int n, int n_valid, EpilogueMode mode,
+                                          const float (&acc)[kLen]) {
   constexpr int kStep = kWidth < kLen ? kWidth : kLen;
   if (n + kLen - 1 < n_valid) {
 #pragma unroll
-    for (int v = 0; v < kLen; v += kStep) store_vector<kStep>(row + n + v, acc + v, alpha, beta, accumulate);
+    for (int v = 0; v < kLen; v += kStep) store_vector<kStep>(row + n + v, acc + v, mode);
   } else {
 #pragma unroll
     for (int v = 0; v < kLen; ++v) {
-      if (n + v < n_valid) store_vector<1>(row + n + v, acc + v, alpha, beta, accumulate);
+      if (n + v < n_valid) store_vector<1>(row + n + v, acc + v, mode);
     }
   }
 }
 
-__device__ __forceinline__ void store_one(float* dst, float value, float alpha, float beta, bool accumulate) {
-  store_vector<1>(dst, &value, alpha, beta, accumulate);
+// The same with C's old values given (read from a staged tile, see stage_c_tile).
+template <int kLen, int kWidth>
+__device__ __forceinline__ void write_run(float* row, int n, int n_valid, EpilogueMode mode,
+                                          const float (&acc)[kLen], const float (&old)[kLen]) {
+  constexpr int kStep = kWidth < kLen ? kWidth : kLen;
+  const float scale = mode.accumulate ? 1.0f : mode.beta;
+  float out[kLen];
+#pragma unroll
+  for (int v = 0; v < kLen; ++v) out[v] = mode.alpha * acc[v] + scale * old[v];
+  if (n + kLen - 1 < n_valid) {
+#pragma unroll
+    for (int v = 0; v < kLen; v += kStep) {
+      if constexpr (kStep == 4) {
+        *reinterpret_cast<float4*>(row + n + v) = make_float4(out[v], out[v + 1], out[v + 2], out[v + 3]);
+      } else if constexpr (kStep == 2) {
+        *reinterpret_cast<float2*>(row + n + v) = make_float2(out[v], out[v + 1]);
+      } else {
+        row[n + v] = out[v];
+      }
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < kLen; ++v) {
+      if (n + v < n_valid) row[n + v] = out[v];
+    }
+  }
+}
+
+// Copies the kRows x kCols tile of C at `tile` (16-byte aligned rows) into shared memory rows of kStride
+// floats, zero outside the matrix, once every thread is done with what shared memory held. One trip to L2
+// for the whole tile: a thread loading its values of C itself waits for each load in turn, because a load
+// after a store cannot pass it (the compiler cannot tell they do not alias). The copies bypass L1, which
+// may hold lines of C that another SM has since changed.
+template <int kRows, int kCols, int kStride, int kThreads>
+__device__ __forceinline__ void stage_c_tile(float* smem, const float* tile, long long ldc, int rows_valid,
+                                             int cols_valid) {
+  static_assert(kCols % 4 == 0, "C is staged 16 bytes at a time");
+  constexpr int kChunksPerRow = kCols / 4;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  __syncthreads();
+#pragma unroll 1  // registers stay with the accumulators
+  for (int first = 0; first < kChunks; first += kThreads) {
+    const int chunk = first + static_cast<int>(threadIdx.x);
+    if (kChunks % kThreads == 0 || chunk < kChunks) {
+      const int row = chunk / kChunksPerRow;
+      const int col = (chunk % kChunksPerRow) * 4;
+      float* dst = smem + row * kStride + col;
+      const float* src = tile + row * ldc + col;
+      if (row < rows_valid && col + 4 <= cols_valid) {
+        cp_async<4>(dst, src, 16);  // cp.async.cg: through L2 only
+      } else {
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          dst[v] = row < rows_valid && col + v < cols_valid ? __ldcg(src + v) : 0.0f;
+      }
+    }
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
 }
 
 // Traps if the launch gave less dynamic shared memory than the kernel's layout needs: a manifest whose

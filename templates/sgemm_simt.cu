@@ -174,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
   gf::cp_async_wait<0>();
 
   // Epilogue. With K split, slices of a tile take turns so each adds to what the ones before stored.
-  const bool accumulate = gf::segment_acquire(args, segment);
+  const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int m = m0 + a_row(warp_m, lane_m, i);
@@ -184,14 +184,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt(Ge
 #pragma unroll
       for (int g = 0; g < TN / 4; ++g) {
         const float run[4] = {acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]};
-        gf::store_run<4, VEC_C>(c_row, n0 + b_col(warp_n, lane_n, 4 * g), N, run, args.alpha, args.beta,
-                                accumulate);
+        gf::store_run<4, VEC_C>(c_row, n0 + b_col(warp_n, lane_n, 4 * g), N, mode, run);
       }
     } else {
 #pragma unroll
       for (int j = 0; j < TN; ++j) {
-        const int n = n0 + b_col(warp_n, lane_n, j);
-        if (n < N) gf::store_one(c_row + n, acc[i][j], args.alpha, args.beta, accumulate);
+        const float one[1] = {acc[i][j]};
+        gf::store_run<1, 1>(c_row, n0 + b_col(warp_n, lane_n, j), N, mode, one);
       }
     }
   }

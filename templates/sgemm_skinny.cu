@@ -214,6 +214,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
   };
 
   constexpr int kRuns = MR * (BN / 4);  // runs of 4 columns in the tile
+  const gf::EpilogueMode mode{args.alpha, args.beta, false};
   const bool split = args.split_k > 1;
   if (!split) {
     // The tile is complete: store C directly.
@@ -222,8 +223,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
       const int n = (e % (BN / 4)) * 4;
       float run[4];
       tile_sum(m, n, run);
-      if (m0 + m < M)
-        gf::store_run<4, VEC_C>(C + (m0 + m) * args.ldc, n0 + n, N, run, args.alpha, args.beta, false);
+      if (m0 + m < M) gf::store_run<4, VEC_C>(C + (m0 + m) * args.ldc, n0 + n, N, mode, run);
     }
     return;
   }
@@ -254,8 +254,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) sgemm_skinny(GemmArgs arg
       const float4 part = __ldcg(reinterpret_cast<const float4*>(partials + (s * MR + m) * BN + n));
       run[0] += part.x, run[1] += part.y, run[2] += part.z, run[3] += part.w;
     }
-    if (m0 + m < M)
-      gf::store_run<4, VEC_C>(C + (m0 + m) * args.ldc, n0 + n, N, run, args.alpha, args.beta, false);
+    if (m0 + m < M) gf::store_run<4, VEC_C>(C + (m0 + m) * args.ldc, n0 + n, N, mode, run);
   }
   if (threadIdx.x == 0) args.semaphores[tile] = 0;  // ready for the next launch
 }

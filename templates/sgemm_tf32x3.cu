@@ -213,20 +213,36 @@ __device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segm
   gf::cp_async_wait<0>();
 
   // Epilogue: c0, c1 = (g, 2t .. 2t + 1) and c2, c3 = (g + 8, 2t .. 2t + 1) of each mma tile. Segments of
-  // a tile split along K add into C in K order.
-  const bool accumulate = gf::segment_acquire(args, segment);
+  // a tile split along K add into C in K order. Where C is read (a later segment, or beta != 0) and its
+  // tile fits the pipeline's shared memory, the block copies the tile in at once (one trip to L2 instead
+  // of one per store) and each thread reads its part from there.
+  const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
+  constexpr int kCStride = BN + 4;  // fragment rows g and g + 1 four banks apart
+  constexpr bool kStageC = VEC_C == 4 && BM * kCStride * 4 <= kSmemBytes;
+  const bool staged = kStageC && mode.reads_c();
+  if (staged)
+    gf::stage_c_tile<BM, BN, kCStride, kThreads>(smem, C + m0 * args.ldc + n0, args.ldc, M - m0, N - n0);
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int m = m0 + warp_row + 16 * i + g + 8 * half;
-      if (m >= M) continue;
-      float* c_row = C + m * args.ldc;
+      const int row = warp_row + 16 * i + g + 8 * half;
+      if (m0 + row >= M) continue;
+      float* c_row = C + (m0 + row) * args.ldc;
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) {
+        const int col = warp_col + 8 * j + 2 * t;
         const float pair[2] = {acc[i][j][2 * half], acc[i][j][2 * half + 1]};
-        gf::store_run<2, VEC_C>(c_row, n0 + warp_col + 8 * j + 2 * t, N, pair, args.alpha, args.beta,
-                                accumulate);
+        if constexpr (kStageC) {
+          float old[2] = {0.0f, 0.0f};
+          if (staged) {
+            const float2 c = *reinterpret_cast<const float2*>(smem + row * kCStride + col);
+            old[0] = c.x, old[1] = c.y;
+          }
+          gf::write_run<2, VEC_C>(c_row, n0 + col, N, mode, pair, old);
+        } else {
+          gf::store_run<2, VEC_C>(c_row, n0 + col, N, mode, pair);
+        }
       }
     }
   }
