@@ -20,6 +20,11 @@ constexpr double kWarpsToHideLatency = 8;
 // L2 bandwidth against FP32 FMA throughput, in bytes per flop: about 6.7 TB/s against 67 TFLOP/s on
 // H100 and similar on A100; a block tile of intensity below 1 / kL2BytesPerFlop waits on its loads.
 constexpr double kL2BytesPerFlop = 0.1;
+// Each k-step a thread loads (and for tf32x3 splits) operands for its accumulators: about 2 * sqrt(acc)
+// values for acc accumulators, so issue time grows by a factor 1 + kOperandOverhead / sqrt(acc) over the
+// multiply-adds alone. Fitted on the H200 to sgemm_tf32x3 at 128x4096x4096, where 32x32 warp tiles (32
+// accumulators per thread) ran about 12% slower per flop than 64x32 ones (64).
+constexpr double kOperandOverhead = 3.0;
 // A K slice waits for the previous slice's semaphore and C tile before adding its own: a round trip
 // through L2 and a fence.
 constexpr double kSliceHandoffMs = 0.002;
@@ -101,12 +106,14 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
   const double sm_flops_per_ms = peak > 0 ? peak * 1e9 / device.sm_count : kFallbackSmFlopsPerMs;
   const double sm_bytes_per_ms = sm_flops_per_ms * kL2BytesPerFlop;
   const int64_t warps_per_block = ceil_div(std::max<int64_t>(f.threads, 1), std::max(1, device.warp_size));
+  const double accumulators = static_cast<double>(f.tile_m * f.tile_n) / std::max<int64_t>(f.threads, 1);
+  const double issue_factor = 1 + kOperandOverhead / std::sqrt(std::max(accumulators, 1.0));
 
   // One round of `blocks` co-resident blocks on an SM, each summing `k_extent` of K: its compute time
   // and its total time.
   const auto round_ms = [&](int64_t blocks, int64_t k_extent, double* hiding, double* compute_ms) {
     const double h = std::min(1.0, static_cast<double>(blocks * warps_per_block) / kWarpsToHideLatency);
-    const double compute = blocks * flops_per_k * k_extent / (sm_flops_per_ms * h);
+    const double compute = blocks * flops_per_k * k_extent * issue_factor / (sm_flops_per_ms * h);
     if (hiding != nullptr) *hiding = h;
     if (compute_ms != nullptr) *compute_ms = compute;
     return std::max(compute, blocks * bytes_per_k * k_extent / sm_bytes_per_ms);

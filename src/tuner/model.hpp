@@ -53,9 +53,11 @@ struct Estimate {
 };
 
 /// Time of one candidate: each SM runs its resident blocks concurrently, a round of b blocks lasting as
-/// long as the slower of its FMA work (slowed when too few warps hide latency) and its operand loads
-/// from L2 (the SM's share of L2 bandwidth); full waves run at full occupancy, the partial last wave
-/// at the blocks it has per SM. `registers_per_thread` is the estimate or a calibrated one.
+/// long as the slower of its FMA work (slowed when too few warps hide latency, and by the operand loads
+/// of small register tiles) and its operand loads from L2 (the SM's share of L2 bandwidth); full waves
+/// run at full occupancy, the partial last wave at the blocks it has per SM. With stream-K, the whole
+/// tiles and the stream wave are two such phases. `registers_per_thread` is the estimate or a
+/// calibrated one.
 Estimate estimate(const DeviceInfo& device, const Footprint& footprint, int64_t registers_per_thread,
                   int element_bytes);
 
