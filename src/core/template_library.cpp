@@ -8,20 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/embedded.hpp"
 #include "core/hash.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge {
-
-namespace embedded {
-struct File {
-  const char* path;
-  const unsigned char* data;
-  std::size_t size;
-};
-extern const File kTemplates[];
-extern const std::size_t kTemplatesCount;
-}  // namespace embedded
 
 std::string Hasher::hex() const {
   return fmt::format("{:016x}", state_);

@@ -10,20 +10,11 @@
 #include <cstddef>
 #include <string>
 
+#include "core/embedded.hpp"
 #include "db/sql.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge {
-
-namespace embedded {
-struct File {
-  const char* path;
-  const unsigned char* data;
-  std::size_t size;
-};
-extern const File kSchema[];
-extern const std::size_t kSchemaCount;
-}  // namespace embedded
 
 namespace db {
 

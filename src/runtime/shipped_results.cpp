@@ -10,22 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/embedded.hpp"
 #include "db/exchange.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/config_check.hpp"
 #include "runtime/exchange_files.hpp"
 
 namespace gemmforge {
-
-namespace embedded {
-struct File {
-  const char* path;
-  const unsigned char* data;
-  std::size_t size;
-};
-extern const File kTuned[];
-extern const std::size_t kTunedCount;
-}  // namespace embedded
 
 namespace runtime {
 
