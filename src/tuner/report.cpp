@@ -6,21 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gemmforge/error.hpp"
+#include "tuner/model.hpp"
 
 namespace gemmforge::tuner {
 namespace {
-
-int element_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kF16:
-    case Dtype::kBf16:
-      return 2;
-    case Dtype::kF32:
-    case Dtype::kTf32:
-      break;
-  }
-  return 4;
-}
 
 ReportRow make_row(const db::TrialRecord& trial) {
   ReportRow row{trial, std::nullopt};
