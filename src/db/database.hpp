@@ -173,6 +173,10 @@ class Database {
   std::optional<TrialRecord> find_trial(int64_t device_id, const KernelProblem& problem,
                                         const std::string& template_name, const std::string& template_hash,
                                         const std::string& config_key) const;
+  /// The id of the trial of this config of this template version on a device, if stored.
+  std::optional<int64_t> trial_id(int64_t device_id, const KernelProblem& problem,
+                                  const std::string& template_name, const std::string& template_hash,
+                                  const std::string& config_key) const;
   /// Median time of the best trial of a problem on a device, if it has one.
   std::optional<double> best_time_ms(int64_t device_id, const KernelProblem& problem) const;
   /// Whether this config of this template version was already tried (lets a rerun resume).

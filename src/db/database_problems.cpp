@@ -9,12 +9,11 @@ namespace gemmforge::db {
 
 namespace {
 
-// DO UPDATE with a no-op assignment, not DO NOTHING: only then does RETURNING report the existing id.
-constexpr const char* kUpsertProblem = R"sql(
+// Plain inserts after a lookup, not upserts with RETURNING: SQLite gathers RETURNING rows in a temporary
+// table it creates and drops per statement, which costs more than the lookup on an import's hot path.
+constexpr const char* kInsertProblem = R"sql(
   INSERT INTO problems (dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
   VALUES (:dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c)
-  ON CONFLICT (dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c) DO UPDATE SET m = excluded.m
-  RETURNING id
 )sql";
 
 constexpr const char* kFindProblem = R"sql(
@@ -23,21 +22,29 @@ constexpr const char* kFindProblem = R"sql(
     AND align_a = :align_a AND align_b = :align_b AND align_c = :align_c
 )sql";
 
-constexpr const char* kUpsertTemplate = R"sql(
+constexpr const char* kFindTemplate = R"sql(
+  SELECT id FROM templates WHERE name = :name AND source_hash = :source_hash
+)sql";
+
+constexpr const char* kInsertTemplate = R"sql(
   INSERT INTO templates (name, source_hash) VALUES (:name, :source_hash)
-  ON CONFLICT (name, source_hash) DO UPDATE SET name = excluded.name
-  RETURNING id
 )sql";
 
 }  // namespace
 
 int64_t Database::store_problem(const KernelProblem& problem) {
   check_kernel_problem(problem);
-  SQLite::Statement& upsert = cached(kUpsertProblem);
-  sql::ResetOnExit done(upsert);
-  sql::bind_problem(upsert, problem);
-  upsert.executeStep();
-  return upsert.getColumn(0).getInt64();
+  {
+    SQLite::Statement& find = cached(kFindProblem);
+    sql::ResetOnExit done(find);
+    sql::bind_problem(find, problem);
+    if (find.executeStep()) return find.getColumn(0).getInt64();
+  }
+  SQLite::Statement& insert = cached(kInsertProblem);
+  sql::ResetOnExit done(insert);
+  sql::bind_problem(insert, problem);
+  insert.exec();
+  return connection().getLastInsertRowid();
 }
 
 int64_t Database::upsert_problem(const KernelProblem& problem) {
@@ -63,12 +70,19 @@ int64_t Database::store_template(const std::string& name, const std::string& sou
   if (name.empty() || source_hash.empty()) {
     throw InvalidArgumentError("a template needs a name and a source hash to be stored");
   }
-  SQLite::Statement& upsert = cached(kUpsertTemplate);
-  sql::ResetOnExit done(upsert);
-  upsert.bind(":name", name);
-  upsert.bind(":source_hash", source_hash);
-  upsert.executeStep();
-  return upsert.getColumn(0).getInt64();
+  {
+    SQLite::Statement& find = cached(kFindTemplate);
+    sql::ResetOnExit done(find);
+    find.bind(":name", name);
+    find.bind(":source_hash", source_hash);
+    if (find.executeStep()) return find.getColumn(0).getInt64();
+  }
+  SQLite::Statement& insert = cached(kInsertTemplate);
+  sql::ResetOnExit done(insert);
+  insert.bind(":name", name);
+  insert.bind(":source_hash", source_hash);
+  insert.exec();
+  return connection().getLastInsertRowid();
 }
 
 int64_t Database::upsert_template(const std::string& name, const std::string& source_hash) {

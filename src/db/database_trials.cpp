@@ -125,7 +125,13 @@ constexpr const char* kUpsertTrial = R"sql(
     occupancy_blocks = excluded.occupancy_blocks, occupancy_pct = excluded.occupancy_pct,
     compile_ms = excluded.compile_ms, rel_error = excluded.rel_error, created_at = excluded.created_at,
     gemmforge_version = excluded.gemmforge_version, servable = excluded.servable
-  RETURNING id
+)sql";
+
+// The id after the upsert, by the unique key (RETURNING would cost a temporary table per statement).
+constexpr const char* kTrialId = R"sql(
+  SELECT id FROM trials
+  WHERE device_id = :device_id AND problem_id = :problem_id AND template_id = :template_id
+    AND config_key = :config_key
 )sql";
 
 constexpr const char* kUpsertBest = R"sql(
@@ -140,6 +146,12 @@ constexpr const char* kFastestServable = R"sql(
   ORDER BY time_median_ms, id LIMIT 1
 )sql";
 
+constexpr const char* kTrialIdByTemplate = R"sql(
+  SELECT t.id FROM trials t JOIN templates tp ON tp.id = t.template_id
+  WHERE t.device_id = :device_id AND t.problem_id = :problem_id AND tp.name = :name AND tp.source_hash = :hash
+    AND t.config_key = :config_key
+)sql";
+
 // Deterministic orders: by problem, ok trials fastest first, the rest after; ties and failures by template,
 // source and config, never by row id, so that equal contents list equally.
 constexpr const char* kTrialOrder = R"sql(
@@ -148,8 +160,8 @@ constexpr const char* kTrialOrder = R"sql(
            t.config_key
 )sql";
 
-int64_t store_trial_row(SQLite::Statement& upsert, const TrialRecord& trial, int64_t problem_id,
-                        int64_t template_id) {
+void store_trial_row(SQLite::Statement& upsert, const TrialRecord& trial, int64_t problem_id,
+                     int64_t template_id) {
   sql::bind_optional(upsert, ":run_id", trial.run_id);
   upsert.bind(":device_id", trial.device_id);
   upsert.bind(":problem_id", problem_id);
@@ -175,8 +187,7 @@ int64_t store_trial_row(SQLite::Statement& upsert, const TrialRecord& trial, int
   upsert.bind(":gemmforge_version",
               trial.gemmforge_version.empty() ? std::string(gemmforge_version()) : trial.gemmforge_version);
   upsert.bind(":servable", trial.servable ? 1 : 0);
-  upsert.executeStep();
-  return upsert.getColumn(0).getInt64();
+  upsert.exec();
 }
 
 }  // namespace
@@ -226,11 +237,21 @@ int64_t Database::record_trial(const TrialRecord& trial, BestUpdate update) {
       if (query.executeStep())
         previous = CurrentBest{query.getColumn(0).getInt64(), query.getColumn(1).getDouble()};
     }
-    int64_t id = 0;
     {
       SQLite::Statement& upsert = cached(kUpsertTrial);
       sql::ResetOnExit done(upsert);
-      id = store_trial_row(upsert, trial, problem_id, template_id);
+      store_trial_row(upsert, trial, problem_id, template_id);
+    }
+    int64_t id = 0;
+    {
+      SQLite::Statement& query = cached(kTrialId);
+      sql::ResetOnExit done(query);
+      query.bind(":device_id", trial.device_id);
+      query.bind(":problem_id", problem_id);
+      query.bind(":template_id", template_id);
+      query.bind(":config_key", trial.config_key);
+      query.executeStep();
+      id = query.getColumn(0).getInt64();
     }
     const bool ok = trial.status == TrialStatus::kOk && trial.servable;
     const BestRecord mine{trial.device_id, problem_id, id};
@@ -406,6 +427,24 @@ std::optional<TrialRecord> Database::find_trial(int64_t device_id, const KernelP
     query.bind(":config_key", config_key);
     if (!query.executeStep()) return std::nullopt;
     return read_trial(query);
+  });
+}
+
+std::optional<int64_t> Database::trial_id(int64_t device_id, const KernelProblem& problem,
+                                          const std::string& template_name, const std::string& template_hash,
+                                          const std::string& config_key) const {
+  return sql::guarded(path_, "look up a trial", [&]() -> std::optional<int64_t> {
+    const std::optional<int64_t> problem_id = find_problem(problem);
+    if (!problem_id) return std::nullopt;
+    SQLite::Statement& query = cached(kTrialIdByTemplate);
+    sql::ResetOnExit done(query);
+    query.bind(":device_id", device_id);
+    query.bind(":problem_id", *problem_id);
+    query.bind(":name", template_name);
+    query.bind(":hash", template_hash);
+    query.bind(":config_key", config_key);
+    if (!query.executeStep()) return std::nullopt;
+    return query.getColumn(0).getInt64();
   });
 }
 

@@ -89,6 +89,24 @@ std::string description(const DeviceInfo& d) {
   return text;
 }
 
+// Row ids seen, as a bitmap: ids are small and dense, so a million rows cost 128 KiB.
+class IdSet {
+ public:
+  /// Whether `id` was not in the set before.
+  bool insert(int64_t id) {
+    const auto index = static_cast<size_t>(id);
+    if (index / 64 >= words_.size()) words_.resize(index / 64 + 1 + words_.size() / 2);
+    uint64_t& word = words_[index / 64];
+    const uint64_t bit = uint64_t{1} << (index % 64);
+    const bool fresh = (word & bit) == 0;
+    word |= bit;
+    return fresh;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
 // Reads from another stream buffer in large blocks, counting the bytes that went by, for progress.
 class CountingBuffer : public std::streambuf {
  public:
@@ -120,21 +138,14 @@ class Importer::State : public ExportVisitor {
   State(Database& database, ImportPolicy policy, ImportChecks checks)
       : database_(database), policy_(policy), checks_(std::move(checks)) {
     transaction_ = std::make_unique<Database::WriteTransaction>(database_);
-    sql::guarded(database_.path(), "prepare the import", [&] {
-      // Keys of the entries of the document being read, to find repeated ones without holding them in
-      // memory; a temporary table lives in the connection's own temporary file.
-      Importer::connection(database_).exec(
-          "CREATE TEMP TABLE IF NOT EXISTS gemmforge_import_keys (key TEXT PRIMARY KEY, path TEXT NOT NULL) "
-          "WITHOUT ROWID; DELETE FROM temp.gemmforge_import_keys");
-    });
   }
 
   void begin_document(const std::string& origin) {
     origin_ = origin;
     document_devices_.clear();
     headers_.clear();
-    sql::guarded(database_.path(), "prepare the import",
-                 [&] { Importer::connection(database_).exec("DELETE FROM temp.gemmforge_import_keys"); });
+    results_seen_.clear();
+    trials_seen_ = {};
   }
 
   void end_document() {
@@ -186,8 +197,8 @@ class Importer::State : public ExportVisitor {
               imported.device_uuid));
         }
         imported.trial.device_id = device->second;
-        check_repeat(section, imported, path);
-        add_trial(imported.trial, section == Section::kResults);
+        imported.trial.device_uuid = imported.device_uuid;
+        add_trial(imported.trial, section == Section::kResults, path);
       }
     } catch (const InvalidArgumentError& e) {
       reject(fmt::format("{}: {}", origin_, e.what()));
@@ -219,7 +230,7 @@ class Importer::State : public ExportVisitor {
           if (checks_.validate && trial.status != TrialStatus::kInvalid) {
             checks_.validate(trial.template_name, trial.config_key, trial.problem);
           }
-          add_trial(trial, false);
+          add_trial(trial, false, where);
         } catch (const InvalidArgumentError& e) {
           reject(fmt::format("{}: {}", where, e.what()));
         } catch (const NotFoundError& e) {
@@ -281,76 +292,60 @@ class Importer::State : public ExportVisitor {
     }
   }
 
-  // A second entry for one problem in "results", or for one config in "trials", is a fault of the
-  // document: the two would silently overwrite each other.
-  void check_repeat(Section section, const ImportedTrial& imported, const std::string& path) {
-    const TrialRecord& t = imported.trial;
-    const std::string key =
-        section == Section::kResults
-            ? fmt::format("r\x1f{}\x1f{}", imported.device_uuid, t.problem.to_string())
-            : fmt::format("t\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", imported.device_uuid, t.problem.to_string(),
-                          t.template_name, t.template_hash, t.config_key);
-    const std::optional<std::string> first =
-        sql::guarded(database_.path(), "check for repeated entries", [&] {
-          SQLite::Database& connection = Importer::connection(database_);
-          SQLite::Statement& insert = Importer::cached(
-              database_,
-              "INSERT INTO temp.gemmforge_import_keys (key, path) VALUES (?, ?) ON CONFLICT DO NOTHING");
-          sql::ResetOnExit done(insert);
-          insert.bind(1, key);
-          insert.bind(2, path);
-          if (insert.exec() == 1) return std::optional<std::string>();
-          SQLite::Statement query(connection, "SELECT path FROM temp.gemmforge_import_keys WHERE key = ?");
-          query.bind(1, key);
-          query.executeStep();
-          return std::optional<std::string>(query.getColumn(0).getString());
-        });
-    if (first) {
-      throw InvalidArgumentError(
-          section == Section::kResults
-              ? fmt::format(
-                    "{}: a second result for {} on {} (the first is {}); a document holds one per problem",
-                    path, t.problem.to_string(), imported.device_uuid, *first)
-              : fmt::format("{}: repeats {} ({} {} on {}); a document holds each trial once", path, *first,
-                            t.template_name, t.config_key, t.problem.to_string()));
-    }
-  }
-
-  void add_trial(TrialRecord trial, bool is_result) {
+  // Applies an entry as the policy says. A second entry for one problem in "results", or for one config in
+  // "trials", is a fault of the document (the two would silently overwrite each other); the rows an
+  // entry wrote or matched are remembered by id to find them.
+  void add_trial(TrialRecord trial, bool is_result, const std::string& path) {
     trial.servable = !checks_.known_source || checks_.known_source(trial.template_name, trial.template_hash);
     if (!trial.servable) ++report_.unservable;
     if (report_.rejected > 0) return;  // nothing will be committed: only check what follows
     int64_t& imported = is_result ? report_.results_imported : report_.trials_imported;
     int64_t& skipped = is_result ? report_.results_skipped : report_.trials_skipped;
-    if (policy_ == ImportPolicy::kMerge) {
-      const std::optional<TrialRecord> stored = database_.find_trial(
-          trial.device_id, trial.problem, trial.template_name, trial.template_hash, trial.config_key);
-      if (stored && !(merge_rank(trial) < merge_rank(*stored))) {
-        ++skipped;
-        return;
-      }
-      database_.record_trial(trial, BestUpdate::kNever);
-      ++imported;
-      return;
-    }
     if (is_result) {
-      if (!admits(policy_, trial, database_.best_time_ms(trial.device_id, trial.problem))) {
-        ++skipped;
-        return;
+      const std::optional<int64_t> problem_id = database_.find_problem(trial.problem);
+      if (problem_id && !results_seen_[trial.device_id].insert(*problem_id)) {
+        throw InvalidArgumentError(
+            fmt::format("{}: a second result for {} on {}; a document holds one per problem", path,
+                        trial.problem.to_string(), trial.device_uuid));
       }
-      database_.record_trial(trial, best_update(policy_));
+      if (policy_ == ImportPolicy::kMerge) {
+        merge(trial, imported, skipped);
+      } else if (admits(policy_, trial, database_.best_time_ms(trial.device_id, trial.problem))) {
+        database_.record_trial(trial, best_update(policy_));
+        ++imported;
+      } else {
+        ++skipped;
+      }
+      if (!problem_id) results_seen_[trial.device_id].insert(*database_.find_problem(trial.problem));
+      return;
+    }
+    const std::optional<int64_t> stored = database_.trial_id(
+        trial.device_id, trial.problem, trial.template_name, trial.template_hash, trial.config_key);
+    if (stored && !trials_seen_.insert(*stored)) {
+      throw InvalidArgumentError(
+          fmt::format("{}: repeats an earlier entry ({} {} on {}); a document holds each trial once", path,
+                      trial.template_name, trial.config_key, trial.problem.to_string()));
+    }
+    if (policy_ == ImportPolicy::kMerge) {
+      trials_seen_.insert(merge(trial, imported, skipped));
+    } else if (stored) {
+      ++skipped;  // trials the database has keep their local measurement
+    } else {
+      trials_seen_.insert(database_.record_trial(trial, BestUpdate::kIfNone));
       ++imported;
-      return;
     }
-    // Trials the database has keep their local measurement.
-    const std::optional<int64_t> problem_id = database_.find_problem(trial.problem);
-    if (problem_id &&
-        database_.has_trial(trial.device_id, *problem_id, trial.template_hash, trial.config_key)) {
+  }
+
+  // Keeps the better of the stored and the incoming measurement of a config; returns the trial's id.
+  int64_t merge(const TrialRecord& trial, int64_t& imported, int64_t& skipped) {
+    const std::optional<TrialRecord> stored = database_.find_trial(
+        trial.device_id, trial.problem, trial.template_name, trial.template_hash, trial.config_key);
+    if (stored && !(merge_rank(trial) < merge_rank(*stored))) {
       ++skipped;
-      return;
+      return stored->id;
     }
-    database_.record_trial(trial, BestUpdate::kIfNone);
     ++imported;
+    return database_.record_trial(trial, BestUpdate::kNever);
   }
 
   Database& database_;
@@ -361,6 +356,8 @@ class Importer::State : public ExportVisitor {
   std::string origin_;
   std::map<std::string, int64_t> document_devices_;  // uuid -> id in the database
   std::set<std::string> headers_;
+  std::map<int64_t, IdSet> results_seen_;  // device id -> problems with a result in this document
+  IdSet trials_seen_;  // trial rows an entry of "trials" of this document wrote or matched
 };
 
 SQLite::Database& Importer::connection(Database& database) {
