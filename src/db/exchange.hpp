@@ -143,8 +143,9 @@ class Importer {
   /// Reads every device and trial of another database (merge), checked as entries of a document are.
   void read(const Database& source, const Progress& progress = {});
 
-  /// Commits when nothing was rejected (and, for kMerge, elects the bests first); returns the report.
-  ImportReport finish();
+  /// Commits when nothing was rejected and `apply` (and, for kMerge, elects the bests first); else rolls
+  /// back, as a check that writes nothing does. Returns the report; committed says which happened.
+  ImportReport finish(bool apply = true);
 
  private:
   class State;

@@ -242,8 +242,8 @@ class Importer::State : public ExportVisitor {
     if (progress) progress(done, total);
   }
 
-  ImportReport finish() {
-    if (report_.rejected > 0) {
+  ImportReport finish(bool apply) {
+    if (report_.rejected > 0 || !apply) {
       transaction_.reset();  // rolls back
       return report_;
     }
@@ -389,9 +389,9 @@ void Importer::read(const Database& source, const Progress& progress) {
   state_->read_database(source, progress);
 }
 
-ImportReport Importer::finish() {
+ImportReport Importer::finish(bool apply) {
   if (!state_) throw InternalError("Importer::finish called twice");
-  ImportReport report = state_->finish();
+  ImportReport report = state_->finish(apply);
   state_.reset();
   return report;
 }

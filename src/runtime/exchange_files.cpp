@@ -2,9 +2,11 @@
 #include "runtime/exchange_files.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -91,6 +93,34 @@ std::optional<db::Database> open_results(const std::string& path, const Template
     return database;
   }
   return open_existing(path);
+}
+
+ResultSources open_result_sources(const std::string& path, const TemplateLibrary& library) {
+  ResultSources sources;
+  const std::string primary = database_path_or_default(path);
+  std::optional<db::Database> opened = open_results(primary, library);
+  if (!opened && !path.empty()) throw NotFoundError(fmt::format("there is no database at '{}'", primary));
+  std::string label;
+  if (opened) {
+    label = fmt::format("database {}", primary);
+    sources.databases.push_back(std::make_unique<SharedDatabase>(std::move(*opened)));
+  }
+  if (const char* site = std::getenv("GEMMFORGE_SITE_DB"); site != nullptr && *site != '\0') {
+    try {
+      std::optional<db::Database> site_database = open_results(site, library);
+      if (!site_database) throw NotFoundError("there is no such file");
+      label += fmt::format("{}site database {}", label.empty() ? "" : ", then ", site);
+      sources.databases.push_back(std::make_unique<SharedDatabase>(std::move(*site_database)));
+    } catch (const Error& e) {
+      spdlog::warn("the site database {} is not consulted: {}", site, e.what());
+    }
+  }
+  if (!sources.databases.empty()) {
+    std::vector<SharedDatabase*> layers;
+    for (const auto& database : sources.databases) layers.push_back(database.get());
+    sources.source = std::make_unique<TunedSource>(std::move(layers), label);
+  }
+  return sources;
 }
 
 ExportFormat parse_export_format(const std::string& text) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +15,8 @@
 #include "core/template_library.hpp"
 #include "db/database.hpp"
 #include "db/exchange.hpp"
+#include "runtime/shared_database.hpp"
+#include "runtime/tuned_source.hpp"
 
 namespace gemmforge::runtime {
 
@@ -33,6 +37,17 @@ FileKind file_kind(const std::string& path);
 /// a private in-memory database (checked as `gemmforge import` checks it), so that `report` and `query`
 /// read shipped results and exports directly. nullopt when there is no such file.
 std::optional<db::Database> open_results(const std::string& path, const TemplateLibrary& library);
+
+/// The results a reading command (`query`) consults, in order.
+struct ResultSources {
+  std::vector<std::unique_ptr<SharedDatabase>> databases;
+  std::unique_ptr<TunedSource> source;  ///< over every database, first first; null when there is none
+};
+
+/// Opens, for reading only, the database or export at `path` (the default database when empty; skipped
+/// when that does not exist, while a named file that does not exist is NotFoundError), then the site
+/// database of $GEMMFORGE_SITE_DB (a warning when it cannot be read).
+ResultSources open_result_sources(const std::string& path, const TemplateLibrary& library);
 
 enum class ExportFormat { kJson, kCsv };
 /// "json" or "csv"; throws InvalidArgumentError.

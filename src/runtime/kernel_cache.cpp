@@ -8,8 +8,9 @@
 
 namespace gemmforge::runtime {
 
-KernelCache::KernelCache(const TemplateLibrary& library, SharedDatabase* database)
-    : library_(library), database_(database) {}
+KernelCache::KernelCache(const TemplateLibrary& library, std::vector<SharedDatabase*> sources,
+                         SharedDatabase* store)
+    : library_(library), sources_(std::move(sources)), store_(store) {}
 
 std::shared_ptr<const rtc::GemmKernel> KernelCache::get(const rtc::KernelSpec& spec) {
   const std::string key = spec.cubin_key(library_);
@@ -23,13 +24,15 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::get(const rtc::KernelSpec& s
 
 std::shared_ptr<const rtc::GemmKernel> KernelCache::load_stored(const rtc::KernelSpec& spec,
                                                                 const std::string& key) {
-  if (database_ == nullptr) return nullptr;
   std::optional<db::CubinRecord> stored;
-  try {
-    stored = database_->with([&](db::Database& database) { return database.get_cubin(key); });
-  } catch (const DatabaseError& e) {
-    spdlog::warn("cannot read the cubin of {} {}: {}", spec.kernel_template->manifest.name(),
-                 spec.config.key(), e.what());
+  for (SharedDatabase* source : sources_) {
+    try {
+      stored = source->with([&](db::Database& database) { return database.get_cubin(key); });
+    } catch (const DatabaseError& e) {
+      spdlog::warn("cannot read the cubin of {} {}: {}", spec.kernel_template->manifest.name(),
+                   spec.config.key(), e.what());
+    }
+    if (stored) break;
   }
   if (!stored) return nullptr;
   try {
@@ -48,7 +51,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
   const rtc::CompileResult compiled = rtc::compile(spec.request(library_));
   ++compiles_;
   auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, compiled.cubin_or_throw());
-  if (database_ == nullptr) return kernel;
+  if (store_ == nullptr) return kernel;
   db::CubinRecord record;
   record.key = key;
   record.template_name = spec.kernel_template->manifest.name();
@@ -64,7 +67,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
   record.static_smem_bytes = compiled.usage.static_smem_bytes;
   record.compile_ms = compiled.compile_ms;
   try {
-    database_->with([&](db::Database& database) { database.put_cubin(record); });
+    store_->with([&](db::Database& database) { database.put_cubin(record); });
   } catch (const DatabaseError& e) {
     // Serving goes on; only the next process pays for the compile again.
     spdlog::warn("cannot store the cubin {}: {}", key, e.what());

@@ -1,4 +1,4 @@
-// Loaded GEMM kernels of one device, by cubin key: in memory, else the cubin stored in the tuning database,
+// Loaded GEMM kernels of one device, by cubin key: in memory, else a cubin stored in a tuning database,
 // else compiled with NVRTC (and the cubin stored, so the next process needs no compiler).
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "rtc/gemm_kernel.hpp"
 #include "rtc/kernel_spec.hpp"
@@ -17,8 +18,9 @@ namespace gemmforge::runtime {
 
 class KernelCache {
  public:
-  /// `database` may be null: kernels are then compiled by every process.
-  KernelCache(const TemplateLibrary& library, SharedDatabase* database);
+  /// Cubins are looked up in `sources` in order and stored in `store`; with neither, kernels are compiled
+  /// by every process.
+  KernelCache(const TemplateLibrary& library, std::vector<SharedDatabase*> sources, SharedDatabase* store);
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
@@ -39,7 +41,8 @@ class KernelCache {
                                                            const std::string& key);
 
   const TemplateLibrary& library_;
-  SharedDatabase* database_;
+  std::vector<SharedDatabase*> sources_;
+  SharedDatabase* store_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const rtc::GemmKernel>> kernels_;
   std::atomic<uint64_t> compiles_{0};

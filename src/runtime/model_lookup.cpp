@@ -36,8 +36,7 @@ std::string upper(std::string text) {
 
 // The recorded devices `name` matches in one source, and the distinct model names among them.
 std::optional<ModelDevice> recorded(const std::string& name, TunedSource& source) {
-  const std::vector<db::DeviceRecord> found =
-      source.database().with([&](db::Database& database) { return database.devices_matching(name); });
+  const std::vector<db::DeviceRecord> found = source.devices_matching(name);
   std::set<std::string> models;
   for (const db::DeviceRecord& d : found) models.insert(d.info.name);
   if (models.size() > 1) {

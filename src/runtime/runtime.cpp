@@ -42,9 +42,11 @@ void require_template_for(const TemplateLibrary& library, const DeviceInfo& devi
                                       device.arch(), minimums));
 }
 
-std::unique_ptr<SharedDatabase> open_database(const std::string& path) {
-  return std::make_unique<SharedDatabase>(
-      db::Database::open(path.empty() ? db::Database::default_path() : path));
+DatabaseLayers open_databases(const RuntimeOptions& options) {
+  DatabaseLayers::Options layers;
+  layers.database_path = options.database_path;
+  layers.site_path = options.site_database_path;
+  return DatabaseLayers::open(layers);
 }
 
 }  // namespace
@@ -63,16 +65,18 @@ Runtime::Runtime(const RuntimeOptions& options)
     : library_(TemplateLibrary::instance()),
       device_(serving_device(options.device)),
       record_misses_(options.record_misses),
-      database_(open_database(options.database_path)),
-      user_(*database_, "database " + database_->path()),
+      databases_(open_databases(options)),
+      user_(databases_.lookup(), databases_.label()),
       chain_(library_, &user_, options.use_shipped_results ? &shipped_results() : nullptr),
-      kernels_(library_, database_.get()) {
+      kernels_(library_, databases_.lookup(), databases_.writable()) {
   require_template_for(library_, device_);
-  try {
-    device_id_ = database_->with([&](db::Database& database) { return database.upsert_device(device_); });
-  } catch (const DatabaseError& e) {
-    spdlog::warn("cannot record {} in {}: misses will not be recorded ({})", device_.name, database_->path(),
-                 e.what());
+  if (SharedDatabase* writable = databases_.writable()) {
+    try {
+      device_id_ = writable->with([&](db::Database& database) { return database.upsert_device(device_); });
+    } catch (const Error& e) {
+      spdlog::warn("cannot record {} in {}: misses will not be recorded ({})", device_.name, writable->path(),
+                   e.what());
+    }
   }
 }
 
@@ -128,7 +132,7 @@ void Runtime::build_plan(const KernelProblem& problem) {
                 choice.kernel_template->manifest.name(), choice.config.key(), to_string(selection.level),
                 selection.basis);
   if (record_misses_ && device_id_ && selection.level != PlanLevel::kExact &&
-      record_miss_once(*database_, *device_id_, problem)) {
+      record_miss_once(*databases_.writable(), *device_id_, problem)) {
     ++misses_recorded_;
   }
   plan->selection = std::move(selection);

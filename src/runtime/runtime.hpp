@@ -17,6 +17,7 @@
 #include "gemmforge/gemmforge.hpp"
 #include "rtc/gemm_kernel.hpp"
 #include "runtime/beta_scaler.hpp"
+#include "runtime/database_layers.hpp"
 #include "runtime/fallback_chain.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/scratch_pool.hpp"
@@ -54,7 +55,7 @@ class Runtime {
   RuntimeStats stats() const;
 
   const DeviceInfo& device() const { return device_; }
-  const std::string& database_path() const { return database_->path(); }
+  const std::string& database_path() const { return databases_.path(); }
 
  private:
   /// Builds and caches the plan of `problem` unless another thread did; serialized by build_mutex_.
@@ -64,7 +65,7 @@ class Runtime {
   const TemplateLibrary& library_;
   DeviceInfo device_;
   bool record_misses_;
-  std::unique_ptr<SharedDatabase> database_;
+  DatabaseLayers databases_;
   std::optional<int64_t> device_id_;  // the device's row in the database, when it could be written
   TunedSource user_;
   FallbackChain chain_;
