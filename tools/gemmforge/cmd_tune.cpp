@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "cuda/device.hpp"
@@ -37,6 +38,7 @@ struct TuneCliOptions {
   double timeout_s = 0;
   unsigned threads = 0;
   size_t batch = 0;
+  bool json = false;
 };
 
 // The exact command, for the runs table.
@@ -123,6 +125,34 @@ void print_summary(const tuner::TuneReport& report) {
   }
 }
 
+nlohmann::json summary_json(const tuner::TuneReport& report) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const tuner::ProblemSummary& p : report.problems) {
+    nlohmann::json best = nullptr;
+    if (p.best) {
+      best = {{"template", p.best->template_name},
+              {"config", p.best->config_key},
+              {"time_ms", p.best->time_median_ms.value_or(0)},
+              {"tflops", p.best->tflops.value_or(0)},
+              {"ratio_vs_cublas", p.best->ratio_vs_cublas.value_or(0)}};
+    }
+    problems.push_back({{"problem", p.problem.to_string()},
+                        {"candidates", p.candidates},
+                        {"evaluations", p.evaluations},
+                        {"measured", p.measured},
+                        {"failed", p.failed},
+                        {"compiled", p.compiled},
+                        {"cublas_ms", p.cublas_ms},
+                        {"wall_s", p.wall_s},
+                        {"best", best}});
+  }
+  return {{"device", report.device.name},
+          {"run", report.run_id},
+          {"wall_s", report.wall_s},
+          {"worker_restarts", report.worker_restarts},
+          {"problems", problems}};
+}
+
 int run_tune(const TuneCliOptions& o) {
   // Everything that can be checked without side effects comes first; the database is opened (and
   // created) only once a GPU is known to be there, so a failed start writes nothing.
@@ -168,7 +198,11 @@ int run_tune(const TuneCliOptions& o) {
   options.command = command_line();
   options.worker.device = ordinal;
   const tuner::TuneReport report = tuner::tune(database, options);
-  print_summary(report);
+  if (o.json) {
+    fmt::print("{}\n", summary_json(report).dump(2));
+  } else {
+    print_summary(report);
+  }
   return 0;
 }
 
@@ -196,6 +230,7 @@ Command register_tune(CLI::App& app) {
   cmd->add_flag("--allow-spills", o->allow_spills,
                 "Measure configs that spill registers instead of skipping them");
   cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("--from-misses", o->from_misses,
                 "Also tune the problems served untuned on this GPU (misses table)");
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error allowed against cuBLAS")
