@@ -41,6 +41,21 @@ struct BenchOptions {
   std::string plot;
 };
 
+// One problem of the benchmark as an application calls it.
+struct BenchProblem {
+  int64_t m = 0, n = 0, k = 0;
+  Op op_a = Op::kN;
+  Op op_b = Op::kN;
+  Order order = Order::kRowMajor;
+  std::string layout() const {
+    return fmt::format("{}{}", op_a == Op::kT ? 't' : 'n', op_b == Op::kT ? 't' : 'n');
+  }
+  /// "4096x4096x4096 nt row".
+  std::string label() const {
+    return fmt::format("{}x{}x{} {} {}", m, n, k, layout(), order == Order::kRowMajor ? "row" : "col");
+  }
+};
+
 struct BenchRow {
   std::string shape;
   PlanInfo plan;
@@ -86,21 +101,20 @@ Operands make_operands(int64_t m, int64_t n, int64_t k, Op op_a, Op op_b, Order 
   return o;
 }
 
-void tune_missing(const BenchOptions& o, const std::vector<std::array<int64_t, 3>>& shapes, int ordinal) {
+void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& problems, int ordinal) {
   RuntimeOptions options;
   options.database_path = o.db;
   options.device = ordinal;
   options.record_misses = false;
   const Runtime runtime(options);
   tuner::TuneOptions tune;
-  for (const auto& s : shapes) {
+  for (const BenchProblem& p : problems) {
     GemmShape shape;
-    shape.m = s[0], shape.n = s[1], shape.k = s[2];
-    shape.order = parse_order(o.order);
-    shape.op_a = parse_op(o.layout[0]);
-    shape.op_b = parse_op(o.layout[1]);
+    shape.m = p.m, shape.n = p.n, shape.k = p.k;
+    shape.order = p.order, shape.op_a = p.op_a, shape.op_b = p.op_b;
     if (runtime.query(shape).level == PlanLevel::kExact) continue;
-    tune.problems.push_back(make_problem(s[0], s[1], s[2], o.layout, o.order));
+    tune.problems.push_back(
+        make_problem(p.m, p.n, p.k, p.layout(), p.order == Order::kRowMajor ? "row" : "col"));
   }
   if (tune.problems.empty()) return;
   fmt::print(stderr, "Tuning {} problem(s) without an exact result first ({:.0f} s each at most).\n",
@@ -112,8 +126,7 @@ void tune_missing(const BenchOptions& o, const std::vector<std::array<int64_t, 3
   tuner::tune(database, tune);
 }
 
-std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<std::array<int64_t, 3>>& shapes,
-                              int ordinal) {
+std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProblem>& problems, int ordinal) {
   RuntimeOptions options;
   options.database_path = o.db;
   options.device = ordinal;
@@ -126,19 +139,18 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<std::arra
   tuner::L2Flusher flusher;
   tuner::TimingOptions timing;
   timing.budget_ms = o.budget_ms;
-  const Order order = parse_order(o.order);
-  const Op op_a = parse_op(o.layout[0]);
-  const Op op_b = parse_op(o.layout[1]);
 
   std::vector<BenchRow> rows;
-  for (const auto& s : shapes) {
-    Operands operands = make_operands(s[0], s[1], s[2], op_a, op_b, order, utilities, stream.get());
+  for (const BenchProblem& p : problems) {
+    const Op op_a = p.op_a, op_b = p.op_b;
+    const Order order = p.order;
+    Operands operands = make_operands(p.m, p.n, p.k, op_a, op_b, order, utilities, stream.get());
     const GemmCall& call = operands.call;
     BenchRow row;
-    row.shape = fmt::format("{}x{}x{}", s[0], s[1], s[2]);
-    row.flops = 2.0 * static_cast<double>(s[0]) * static_cast<double>(s[1]) * static_cast<double>(s[2]);
+    row.shape = p.label();
+    row.flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
     GemmShape shape;
-    shape.op_a = op_a, shape.op_b = op_b, shape.m = s[0], shape.n = s[1], shape.k = s[2];
+    shape.op_a = op_a, shape.op_b = op_b, shape.m = p.m, shape.n = p.n, shape.k = p.k;
     shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc, shape.order = order;
     row.plan = runtime.query(shape);
 
@@ -161,7 +173,7 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<std::arra
                                   stream.get());
     rows.push_back(row);
     if (!o.json) {
-      fmt::print(stderr, "  {:<18} {:>7.2f} TFLOP/s vs cuBLAS {:>7.2f} TFLOP/s\n", row.shape,
+      fmt::print(stderr, "  {:<28} {:>7.2f} TFLOP/s vs cuBLAS {:>7.2f} TFLOP/s\n", row.shape,
                  row.gemmforge_tflops(), row.cublas_tflops());
     }
   }
@@ -198,19 +210,18 @@ nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const st
 
 void print_table(const DeviceInfo& device, const BenchOptions& o, const std::vector<BenchRow>& rows,
                  double geomean) {
-  fmt::print("gemmforge vs cuBLAS SGEMM on {} ({}-major {}; median of timed launches, L2 flushed)\n",
-             device.name, o.order, o.layout);
-  fmt::print("{:<18} {:<14} {:<13} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9}\n", "shape", "level", "template",
+  fmt::print("gemmforge vs cuBLAS SGEMM on {} (median of timed launches, L2 flushed)\n", device.name);
+  fmt::print("{:<28} {:<14} {:<13} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9}\n", "shape", "level", "template",
              "gf ms", "gf TF/s", "cb ms", "cb TF/s", "ratio", "rel.err");
   for (const BenchRow& r : rows) {
-    fmt::print("{:<18} {:<14} {:<13} {:>9.4f} {:>9.2f} {:>9.4f} {:>9.2f} {:>7.3f} {:>9.2e}{}\n", r.shape,
+    fmt::print("{:<28} {:<14} {:<13} {:>9.4f} {:>9.2f} {:>9.4f} {:>9.2f} {:>7.3f} {:>9.2e}{}\n", r.shape,
                to_string(r.plan.level), r.plan.template_name, r.gemmforge.median_ms, r.gemmforge_tflops(),
                r.cublas.median_ms, r.cublas_tflops(), r.ratio(), r.check.rel_error,
                r.check.passes(o.error_bound) ? "" : "  WRONG");
   }
   fmt::print("geometric mean of the ratio: {:.3f} over {} problem(s)\n", geomean, rows.size());
   fmt::print("configs:\n");
-  for (const BenchRow& r : rows) fmt::print("  {:<18} {}\n", r.shape, r.plan.config);
+  for (const BenchRow& r : rows) fmt::print("  {:<28} {}\n", r.shape, r.plan.config);
 }
 
 void write_csv(const std::string& path, const std::vector<BenchRow>& rows) {
@@ -228,20 +239,23 @@ void write_csv(const std::string& path, const std::vector<BenchRow>& rows) {
 
 int run_bench(const BenchOptions& o) {
   if (o.layout.size() != 2) throw InvalidArgumentError("--layout must be nn, nt, tn or tt");
-  std::vector<std::array<int64_t, 3>> shapes;
-  if (!o.shapes_file.empty()) shapes = read_shapes(o.shapes_file);
-  for (const std::string& text : o.shapes) {
-    std::array<int64_t, 3> s{};
-    parse_shape(text, s[0], s[1], s[2]);
-    shapes.push_back(s);
+  std::vector<BenchProblem> problems;
+  for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
+    BenchProblem p;
+    p.m = s.m, p.n = s.n, p.k = s.k;
+    const std::string layout = s.layout.empty() ? o.layout : s.layout;
+    p.op_a = parse_op(layout[0]);
+    p.op_b = parse_op(layout[1]);
+    p.order = parse_order(s.order.empty() ? o.order : s.order);
+    problems.push_back(p);
   }
-  if (shapes.empty()) throw InvalidArgumentError("give --shapes FILE or --shape MxNxK");
+  if (problems.empty()) throw InvalidArgumentError("give --shapes FILE or --shape MxNxK");
   const int ordinal = cuda::find_device(o.device);
   cuda::DeviceGuard guard(ordinal);
   const DeviceInfo device = cuda::query_device(ordinal);
-  if (o.tune_missing) tune_missing(o, shapes, ordinal);
+  if (o.tune_missing) tune_missing(o, problems, ordinal);
 
-  const std::vector<BenchRow> rows = measure(o, shapes, ordinal);
+  const std::vector<BenchRow> rows = measure(o, problems, ordinal);
   const double geomean = geometric_mean(rows);
   if (o.json) {
     fmt::print("{}\n", to_json(device, o, rows, geomean).dump(2));
@@ -268,7 +282,8 @@ int run_bench(const BenchOptions& o) {
 Command register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Time gemmforge (public API) and cuBLAS side by side");
-  cmd->add_option("--shapes", o->shapes_file, "File of problems, one 'M N K' per line ('#' comments)");
+  cmd->add_option("--shapes", o->shapes_file,
+                  "File of problems, one 'M N K [layout] [order]' per line ('#' comments)");
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();

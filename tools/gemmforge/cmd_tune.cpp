@@ -51,23 +51,14 @@ std::string command_line() {
 }
 
 std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
-  std::vector<std::array<int64_t, 3>> shapes;
-  for (const std::string& text : o.shapes) {
-    std::array<int64_t, 3> shape{};
-    parse_shape(text, shape[0], shape[1], shape[2]);
-    shapes.push_back(shape);
-  }
-  if (!o.shapes_file.empty()) {
-    const auto listed = read_shapes(o.shapes_file);
-    shapes.insert(shapes.end(), listed.begin(), listed.end());
-  }
   std::vector<KernelProblem> problems;
-  for (const auto& [m, n, k] : shapes) {
-    if (m == 0 || n == 0 || k == 0) {
+  for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
+    if (s.m == 0 || s.n == 0 || s.k == 0) {
       throw InvalidArgumentError(
-          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", m, n, k));
+          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", s.m, s.n, s.k));
     }
-    problems.push_back(make_problem(m, n, k, o.layout, o.order));
+    problems.push_back(make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout,
+                                    s.order.empty() ? o.order : s.order));
   }
   return problems;
 }
@@ -179,7 +170,8 @@ Command register_tune(CLI::App& app) {
       "Find the fastest correct config of each problem on a GPU and record every trial in the database");
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
-  cmd->add_option("--shapes", o->shapes_file, "File of shapes: one \"M N K\" per line, # starts a comment");
+  cmd->add_option("--shapes", o->shapes_file,
+                  "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
   cmd->add_option("--strategy", o->strategy, "exhaustive, random or guided")->capture_default_str();
