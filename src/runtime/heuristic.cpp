@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gemmforge/error.hpp"
-#include "runtime/config_repair.hpp"
+#include "core/config_repair.hpp"
 
 namespace gemmforge::runtime {
 namespace {

@@ -41,7 +41,7 @@ void solve_cholesky(std::vector<double>& a, std::vector<double>& b, size_t n) {
 
 }  // namespace
 
-ModelTerms terms_of(const Estimate& e) {
+ModelTerms terms_of(const model::Estimate& e) {
   ModelTerms t;
   if (!std::isfinite(e.time_ms)) return t;
   t.tail = static_cast<float>(std::log(std::max(e.waves.utilization, 1e-6)));

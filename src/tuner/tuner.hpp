@@ -10,10 +10,10 @@
 
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "db/database.hpp"
 #include "tuner/search.hpp"
-#include "tuner/space.hpp"
 #include "tuner/timing.hpp"
 #include "tuner/worker_client.hpp"
 

@@ -7,7 +7,7 @@
 #include "gpu_fixture.hpp"
 #include "support/tuner_fixtures.hpp"
 #include "tuner/gpu_evaluator.hpp"
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -29,8 +29,8 @@ class FaultyCandidate : public GpuTest {
     problem_.m = 256;
     problem_.n = 192;
     problem_.k = 128;
-    std::vector<tuner::Space> spaces;
-    spaces.push_back(tuner::Space::build(library_->get("faulty"), device_, problem_));
+    std::vector<Space> spaces;
+    spaces.push_back(Space::build(library_->get("faulty"), device_, problem_));
     space_.emplace(std::move(spaces), device_, problem_);
   }
 

@@ -10,7 +10,7 @@
 #include "gemmforge/error.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "support/tuner_fixtures.hpp"
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
 namespace gemmforge::tuner {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "gemmforge/error.hpp"
 #include "rtc/kernel_spec.hpp"
-#include "runtime/config_repair.hpp"
+#include "core/config_repair.hpp"
 #include "runtime/heuristic.hpp"
 #include "runtime_test_support.hpp"
 
@@ -19,13 +19,13 @@ const KernelTemplate& simt() {
 
 TEST(RuntimeRepair, AValidConfigIsKept) {
   const DeviceInfo h100 = DeviceInfo::nominal("sm_90");
-  EXPECT_EQ(runtime::repair_config(simt(), seed(0), h100, problem(4096, 4096, 4096)), seed(0));
+  EXPECT_EQ(repair_config(simt(), seed(0), h100, problem(4096, 4096, 4096)), seed(0));
 }
 
 TEST(RuntimeRepair, VectorWidthsShrinkToTheAlignmentAndNothingElseMoves) {
   const DeviceInfo h100 = DeviceInfo::nominal("sm_90");
   const std::optional<Config> fixed =
-      runtime::repair_config(simt(), seed(0), h100, problem(17, 33, 65, "nn", 1, 2, 1));
+      repair_config(simt(), seed(0), h100, problem(17, 33, 65, "nn", 1, 2, 1));
   ASSERT_TRUE(fixed);
   EXPECT_EQ(*fixed, seed(0, {{"VEC_A", 1}, {"VEC_B", 2}}));
 }
@@ -34,7 +34,7 @@ TEST(RuntimeRepair, SplitKShrinksToTheSlicesTheDepthHolds) {
   // BK = 8 and k = 16: two slices at most.
   const DeviceInfo h100 = DeviceInfo::nominal("sm_90");
   const std::optional<Config> fixed =
-      runtime::repair_config(simt(), seed(0, {{"SPLIT_K", 16}}), h100, problem(128, 128, 16));
+      repair_config(simt(), seed(0, {{"SPLIT_K", 16}}), h100, problem(128, 128, 16));
   ASSERT_TRUE(fixed);
   EXPECT_EQ(*fixed, seed(0, {{"SPLIT_K", 2}}));
 }
@@ -46,7 +46,7 @@ TEST(RuntimeRepair, ATileTooLargeForTheDeviceShrinksUntilItFits) {
   const Config big = seed(0, {{"STAGES", 4}, {"BK", 32}, {"UNROLL_K", 8}});
   const KernelProblem p = problem(4096, 4096, 4096);
   ASSERT_FALSE(simt().manifest.violations(big, &small, &p).empty());
-  const std::optional<Config> fixed = runtime::repair_config(simt(), big, small, p);
+  const std::optional<Config> fixed = repair_config(simt(), big, small, p);
   ASSERT_TRUE(fixed);
   EXPECT_TRUE(simt().manifest.violations(*fixed, &small, &p).empty()) << fixed->key();
 }

@@ -8,7 +8,7 @@
 
 #include "search_fixtures.hpp"
 #include "tuner/candidate_table.hpp"
-#include "tuner/model.hpp"
+#include "model/analytic.hpp"
 #include "tuner/neighbourhood.hpp"
 #include "tuner/search.hpp"
 

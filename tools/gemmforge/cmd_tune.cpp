@@ -118,8 +118,8 @@ int run_tune(const TuneCliOptions& o) {
   // Everything that can be checked without side effects comes first; the database is opened (and
   // created) only once a GPU is known to be there, so a failed start writes nothing.
   tuner::make_strategy(o.strategy, o.seed);
-  tuner::Pins pins;
-  for (const std::string& pin : o.pins) tuner::add_pin(pins, pin);
+  Pins pins;
+  for (const std::string& pin : o.pins) add_pin(pins, pin);
   std::vector<KernelProblem> problems = problems_from_shapes(o);
   if (problems.empty() && !o.from_misses) {
     throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
