@@ -289,17 +289,31 @@ std::vector<int64_t> Manifest::symbols_for(const Config& normalized, const Devic
   return symbols;
 }
 
-std::vector<Violation> Manifest::violations(const Config& config, const DeviceInfo* device,
-                                            const KernelProblem* problem) const {
-  const Config normalized = normalize(config);
-  const std::vector<int64_t> symbols = symbols_for(normalized, device, problem);
+namespace {
+
+std::vector<Violation> broken_rules(const std::vector<Constraint>& rules, const std::vector<int64_t>& symbols,
+                                    const DeviceInfo* device, const KernelProblem* problem) {
   std::vector<Violation> broken;
-  for (const Constraint& c : constraints_) {
+  for (const Constraint& c : rules) {
     const BoundExpression& e = c.condition;
     if ((e.needs_device && device == nullptr) || (e.needs_problem && problem == nullptr)) continue;
     if (e.evaluate(symbols.data()) == 0) broken.push_back(Violation{&c});
   }
   return broken;
+}
+
+}  // namespace
+
+std::vector<Violation> Manifest::violations(const Config& config, const DeviceInfo* device,
+                                            const KernelProblem* problem) const {
+  const Config normalized = normalize(config);
+  return broken_rules(constraints_, symbols_for(normalized, device, problem), device, problem);
+}
+
+std::vector<Violation> Manifest::pruned_by(const Config& config, const DeviceInfo& device,
+                                           const KernelProblem& problem) const {
+  const Config normalized = normalize(config);
+  return broken_rules(pruning_, symbols_for(normalized, &device, &problem), &device, &problem);
 }
 
 Config Manifest::check(const Config& config, const DeviceInfo* device, const KernelProblem* problem) const {

@@ -104,6 +104,9 @@ class Manifest {
   /// All constraints the config breaks; those needing a device or problem are checked only when given.
   std::vector<Violation> violations(const Config& config, const DeviceInfo* device = nullptr,
                                     const KernelProblem* problem = nullptr) const;
+  /// The pruning rules the config breaks for a problem on a device (rules needing neither are checked too).
+  std::vector<Violation> pruned_by(const Config& config, const DeviceInfo& device,
+                                   const KernelProblem& problem) const;
   /// normalize() then violations(); throws InvalidArgumentError naming every broken constraint.
   Config check(const Config& config, const DeviceInfo* device = nullptr,
                const KernelProblem* problem = nullptr) const;

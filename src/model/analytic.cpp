@@ -160,15 +160,18 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
                                       : (f.split_k - 1) * handoff_ms;
     }
   }
+  // Device memory: A and B are read while the blocks compute, so their reading overlaps the main loop;
+  // C is written as tiles finish, mostly after their blocks' main loops.
   const double bandwidth = dram_bytes_per_ms(device);
+  double c_write_ms = 0;
   if (bandwidth > 0) {
-    const double operand_bytes =
-        static_cast<double>(element_bytes) *
-        (static_cast<double>(problem.m) * problem.k + static_cast<double>(problem.k) * problem.n +
-         static_cast<double>(problem.m) * problem.n);
-    e.dram_ms = operand_bytes / bandwidth;
+    const double bytes = static_cast<double>(element_bytes);
+    e.dram_ms = bytes *
+                (static_cast<double>(problem.m) * problem.k + static_cast<double>(problem.k) * problem.n) /
+                bandwidth;
+    c_write_ms = bytes * static_cast<double>(problem.m) * problem.n / bandwidth;
   }
-  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + kLaunchMs;
+  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + kLaunchMs;
   return e;
 }
 

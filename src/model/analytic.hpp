@@ -43,7 +43,7 @@ Waves count_waves(int64_t blocks, int blocks_per_sm, int sm_count);
 /// The model's estimate for one candidate, with the terms it is made of.
 struct Estimate {
   double time_ms = 0;         ///< main loop + split-K + launch; infinite when a block does not fit
-  double dram_ms = 0;         ///< moving each operand through device memory once: no launch is faster
+  double dram_ms = 0;         ///< reading A and B through device memory once: no main loop is faster
   double main_loop_ms = 0;    ///< waves of tile computation
   double split_k_ms = 0;      ///< reducing the K slices: serial hand-over of C, or summing partial tiles
   double flops_per_byte = 0;  ///< arithmetic intensity of a block tile against the operand bytes it loads
@@ -57,9 +57,9 @@ struct Estimate {
 /// long as the slower of its FMA work (slowed when too few warps hide latency, and by the operand loads
 /// of small register tiles) and its operand loads from L2 (the SM's share of L2 bandwidth); full waves
 /// run at full occupancy, the partial last wave at the blocks it has per SM. With stream-K, the whole
-/// tiles and the stream wave are two such phases. No launch beats reading A and B and writing C once
-/// through device memory (`problem` gives their sizes). `registers_per_thread` is the estimate or a
-/// calibrated one.
+/// tiles and the stream wave are two such phases. No main loop beats reading A and B once through device
+/// memory, and writing C adds its own time (`problem` gives their sizes). `registers_per_thread` is the
+/// estimate or a calibrated one.
 Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const Footprint& footprint,
                   int64_t registers_per_thread);
 

@@ -14,6 +14,9 @@
 #include "runtime/miss_log.hpp"
 #include "runtime/shipped_results.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace gemmforge::runtime {
 namespace {
 
@@ -42,6 +45,18 @@ void require_template_for(const TemplateLibrary& library, const DeviceInfo& devi
                                       device.arch(), minimums));
 }
 
+// RuntimeOptions::use_vendor, unless the environment turns the vendor library off.
+bool vendor_allowed(const RuntimeOptions& options) {
+  const char* setting = std::getenv("GEMMFORGE_VENDOR");
+  return options.use_vendor && !(setting != nullptr && std::strcmp(setting, "0") == 0);
+}
+
+std::vector<ResultSource*> sources(TunedSource& user, bool shipped) {
+  std::vector<ResultSource*> list{&user};
+  if (shipped) list.push_back(&shipped_source());
+  return list;
+}
+
 std::unique_ptr<SharedDatabase> open_database(const std::string& path) {
   return std::make_unique<SharedDatabase>(
       db::Database::open(path.empty() ? db::Database::default_path() : path));
@@ -63,10 +78,12 @@ Runtime::Runtime(const RuntimeOptions& options)
     : library_(TemplateLibrary::instance()),
       device_(serving_device(options.device)),
       record_misses_(options.record_misses),
+      use_vendor_(vendor_allowed(options)),
       database_(open_database(options.database_path)),
       user_(*database_, "database " + database_->path()),
-      chain_(library_, &user_, options.use_shipped_results ? &shipped_results() : nullptr),
-      kernels_(library_, database_.get()) {
+      selector_(library_, device_, sources(user_, options.use_shipped_results),
+                SelectorOptions{.vendor = use_vendor_}),
+      kernels_(library_, database_.get(), device_.ordinal) {
   require_template_for(library_, device_);
   try {
     device_id_ = database_->with([&](db::Database& database) { return database.upsert_device(device_); });
@@ -78,6 +95,7 @@ Runtime::Runtime(const RuntimeOptions& options)
 
 Runtime::~Runtime() {
   try {
+    kernels_.wait_idle();
     cuda::DeviceGuard guard(device_.ordinal);
     GEMMFORGE_CUDA_LOG_ON_ERROR(cudaDeviceSynchronize());
   } catch (const std::exception& e) {
@@ -107,7 +125,14 @@ void Runtime::gemm(const GemmCall& call, cudaStream_t stream) {
 }
 
 void Runtime::launch(const Plan& plan, const KernelCall& call, cudaStream_t stream) {
-  plan.kernel->launch(call, plan.geometry, scratch_.buffers(plan.geometry, stream), stream);
+  if (plan.kernel) {
+    plan.kernel->launch(call, plan.geometry, scratch_.buffers(plan.geometry, stream), stream);
+  } else if (VendorGemm::serves(call) || !plan.spec) {
+    vendor_.gemm(call, stream);
+  } else {
+    // cuBLAS's int arguments cannot hold these leading dimensions: the generated kernel, whatever it costs.
+    kernels_.get(*plan.spec)->launch(call, plan.geometry, scratch_.buffers(plan.geometry, stream), stream);
+  }
 }
 
 void Runtime::build_plan(const KernelProblem& problem) {
@@ -116,24 +141,61 @@ void Runtime::build_plan(const KernelProblem& problem) {
     std::shared_lock lock(plans_mutex_);
     if (plans_.count(problem) != 0) return;
   }
-  Selection selection = chain_.select(device_, problem);
-  const CheckedConfig& choice = selection.choice;
-  const rtc::KernelSpec spec =
-      rtc::make_spec(*choice.kernel_template, choice.config, problem, device_.arch(), &device_);
-  auto plan = std::make_unique<Plan>();
-  plan->kernel = kernels_.get(spec);
-  plan->geometry =
-      plan->kernel->geometry(spec.config, problem, device_);  // not the config it was first loaded for
-  spdlog::debug("{} on {}: {} {} ({}: {})", problem.to_string(), device_.name,
-                choice.kernel_template->manifest.name(), choice.config.key(), to_string(selection.level),
-                selection.basis);
+  auto plan = std::make_shared<Plan>();
+  plan->selection = selector_.select(problem);
+  const Selection& selection = plan->selection;
+  bool compile_later = false;
+  if (selection.choice) {
+    const CheckedConfig& choice = *selection.choice;
+    plan->spec = rtc::make_spec(*choice.kernel_template, choice.config, problem, device_.arch(), &device_);
+    plan->kernel_key = kernels_.key(*plan->spec);
+    plan->geometry = choice.kernel_template->manifest.geometry(choice.config, problem, device_);
+    if (!selection.vendor()) {
+      plan->kernel = use_vendor_ ? kernels_.find(*plan->spec) : kernels_.get(*plan->spec);
+      compile_later = plan->kernel == nullptr;
+    }
+  }
+  spdlog::debug("{} on {}: {} {} {} ({})", problem.to_string(), device_.name, to_string(selection.level),
+                selection.choice ? selection.choice->kernel_template->manifest.name() : "cuBLAS",
+                selection.choice ? selection.choice->config.key() : "", selection.basis);
   if (record_misses_ && device_id_ && selection.level != PlanLevel::kExact &&
       record_miss_once(*database_, *device_id_, problem)) {
     ++misses_recorded_;
   }
-  plan->selection = std::move(selection);
+  const rtc::KernelSpec spec = plan->spec.value_or(rtc::KernelSpec{});
+  {
+    std::unique_lock lock(plans_mutex_);
+    plans_.emplace(problem, std::move(plan));
+  }
+  if (compile_later) {
+    // cuBLAS serves until the kernel is loaded. It may have been loaded since find(): look once more.
+    kernels_.compile_in_background(
+        spec,
+        [this](const std::string& key, std::shared_ptr<const rtc::GemmKernel> k) { kernel_ready(key, k); });
+    if (std::shared_ptr<const rtc::GemmKernel> kernel = kernels_.find(spec))
+      kernel_ready(kernels_.key(spec), kernel);
+  }
+}
+
+void Runtime::kernel_ready(const std::string& key, const std::shared_ptr<const rtc::GemmKernel>& kernel) {
+  if (!kernel) return;
   std::unique_lock lock(plans_mutex_);
-  plans_.emplace(problem, std::move(plan));
+  for (auto& [problem, plan] : plans_) {
+    if (plan->kernel || plan->kernel_key != key || plan->selection.vendor()) continue;
+    auto ready = std::make_shared<Plan>(*plan);
+    ready->kernel = kernel;
+    plan = std::move(ready);
+  }
+}
+
+PlanInfo Runtime::describe_plan(const Plan& plan, const KernelProblem& problem) const {
+  PlanInfo info = describe(plan.selection, problem, device_);
+  if (plan.vendor() && !plan.selection.vendor()) {
+    info.level = PlanLevel::kVendor;
+    info.basis = fmt::format("cuBLAS serves while {} {} compiles in the background; then: {}",
+                             info.template_name, info.config, plan.selection.basis);
+  }
+  return info;
 }
 
 PlanInfo Runtime::query(const GemmShape& shape) {
@@ -163,23 +225,28 @@ PlanInfo Runtime::query(const GemmShape& shape) {
   problem.dtype = shape.dtype;
   {
     std::shared_lock lock(plans_mutex_);
-    if (auto it = plans_.find(problem); it != plans_.end())
-      return describe(it->second->selection, problem, device_, it->second->geometry);
+    if (auto it = plans_.find(problem); it != plans_.end()) return describe_plan(*it->second, problem);
   }
-  std::lock_guard<std::mutex> building(build_mutex_);
-  return describe(chain_.select(device_, problem), problem, device_);
+  return describe(selector_.select(problem), problem, device_);
 }
 
 void Runtime::clear_cache() {
   std::lock_guard<std::mutex> building(build_mutex_);
+  kernels_.wait_idle();
   {
     cuda::DeviceGuard guard(device_.ordinal);
     GEMMFORGE_CUDA_CHECK(cudaDeviceSynchronize());
   }
-  std::unique_lock lock(plans_mutex_);
-  plans_.clear();
+  {
+    std::unique_lock lock(plans_mutex_);
+    plans_.clear();
+  }
   kernels_.clear();
-  user_.forget();
+  selector_.refresh();
+}
+
+void Runtime::wait_for_compiles() {
+  kernels_.wait_idle();
 }
 
 RuntimeStats Runtime::stats() const {
@@ -187,11 +254,13 @@ RuntimeStats Runtime::stats() const {
   {
     std::shared_lock lock(plans_mutex_);
     s.plans = plans_.size();
+    for (const auto& [problem, plan] : plans_) s.vendor_plans += plan->vendor() ? 1 : 0;
   }
   s.kernels = kernels_.size();
   s.nvrtc_compiles = kernels_.compiles();
   s.cubins_from_database = kernels_.loaded_from_database();
   s.misses_recorded = misses_recorded_.load();
+  s.compiles_pending = kernels_.pending();
   return s;
 }
 

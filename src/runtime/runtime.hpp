@@ -1,4 +1,4 @@
-// The serving runtime of one GPU: problem -> plan (fallback chain, re-checked config, loaded kernel,
+// The serving runtime of one GPU: problem -> plan (selector, re-checked config, loaded kernel or cuBLAS,
 // launch geometry) cached in memory -> launch on the caller's stream. gemmforge::Runtime is its public face.
 #pragma once
 
@@ -16,21 +16,28 @@
 #include "core/problem.hpp"
 #include "gemmforge/gemmforge.hpp"
 #include "rtc/gemm_kernel.hpp"
+#include "rtc/kernel_spec.hpp"
 #include "runtime/beta_scaler.hpp"
-#include "runtime/fallback_chain.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/scratch_pool.hpp"
 #include "runtime/selection.hpp"
+#include "runtime/selector.hpp"
 #include "runtime/shared_database.hpp"
 #include "runtime/tuned_source.hpp"
+#include "runtime/vendor_gemm.hpp"
 
 namespace gemmforge::runtime {
 
 /// Everything a launch for one problem needs, decided once.
 struct Plan {
   Selection selection;
+  std::optional<rtc::KernelSpec> spec;  ///< of the generated kernel, when there is one
+  std::string kernel_key;               ///< its cubin key
+  /// Null while it compiles in the background, and when cuBLAS is the choice: cuBLAS launches then.
   std::shared_ptr<const rtc::GemmKernel> kernel;
   LaunchGeometry geometry;
+
+  bool vendor() const { return kernel == nullptr; }
 };
 
 struct ProblemHash {
@@ -42,7 +49,8 @@ class Runtime {
  public:
   /// Throws NoDeviceError, ArchMismatchError, DatabaseError (see gemmforge::Runtime).
   explicit Runtime(const RuntimeOptions& options);
-  /// Waits for the device, like cublasDestroy, so no launched kernel outlives its module.
+  /// Stops background compilations, then waits for the device, like cublasDestroy, so no launched kernel
+  /// outlives its module.
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -51,6 +59,7 @@ class Runtime {
   void gemm(const GemmCall& call, cudaStream_t stream);
   PlanInfo query(const GemmShape& shape);
   void clear_cache();
+  void wait_for_compiles();
   RuntimeStats stats() const;
 
   const DeviceInfo& device() const { return device_; }
@@ -60,22 +69,28 @@ class Runtime {
   /// Builds and caches the plan of `problem` unless another thread did; serialized by build_mutex_.
   void build_plan(const KernelProblem& problem);
   void launch(const Plan& plan, const KernelCall& call, cudaStream_t stream);
+  /// A kernel compiled in the background: the plans cuBLAS served while waiting for it launch it now.
+  void kernel_ready(const std::string& key, const std::shared_ptr<const rtc::GemmKernel>& kernel);
+  PlanInfo describe_plan(const Plan& plan, const KernelProblem& problem) const;
 
   const TemplateLibrary& library_;
   DeviceInfo device_;
   bool record_misses_;
+  bool use_vendor_;
   std::unique_ptr<SharedDatabase> database_;
   std::optional<int64_t> device_id_;  // the device's row in the database, when it could be written
   TunedSource user_;
-  FallbackChain chain_;
-  KernelCache kernels_;
+  Selector selector_;
   ScratchPool scratch_;
   BetaScaler scaler_;
+  VendorGemm vendor_;
 
   std::mutex build_mutex_;  // one plan built at a time; never held on the hot path
   mutable std::shared_mutex plans_mutex_;
-  std::unordered_map<KernelProblem, std::unique_ptr<const Plan>, ProblemHash> plans_;
+  std::unordered_map<KernelProblem, std::shared_ptr<const Plan>, ProblemHash> plans_;
   std::atomic<uint64_t> misses_recorded_{0};
+  // Last, so it goes first: its background threads call kernel_ready, which uses the members above.
+  KernelCache kernels_;
 };
 
 }  // namespace gemmforge::runtime

@@ -1,13 +1,16 @@
 // Tuning results shipped inside gemmforge: db/tuned/*.json, exported from tuning runs on real GPUs and
-// embedded at build time. They answer when the user's database knows nothing of their GPU model.
+// embedded at build time. They serve GPU models the user's database knows nothing of, and with every trial
+// they carry they train the performance model. Read straight from the documents, validated as an import is,
+// without a database: a few tens of milliseconds.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/template_library.hpp"
-#include "db/database.hpp"
-#include "runtime/tuned_source.hpp"
+#include "db/records.hpp"
+#include "runtime/result_source.hpp"
 
 namespace gemmforge::runtime {
 
@@ -19,14 +22,38 @@ ResultFiles builtin_result_files();
 /// Every *.json file of a folder; throws NotFoundError when it is not a folder.
 ResultFiles result_files_in(const std::string& folder);
 
-/// A private in-memory database holding every file, each imported after validation against the
-/// manifests (where files disagree, the faster result wins). Throws InvalidArgumentError naming the file
-/// and the fault for a file that is not a valid export.
-db::Database load_results(const ResultFiles& files, const std::string& origin,
-                          const TemplateLibrary& library);
+class ShippedResults : public ResultSource {
+ public:
+  /// Validates every file against the manifests. Throws InvalidArgumentError naming the file and the fault
+  /// for a file that is not a valid export.
+  ShippedResults(const ResultFiles& files, const std::string& origin, const TemplateLibrary& library);
 
-/// The shipped results of this process, loaded on first use: from the folder named by
-/// GEMMFORGE_TUNED_DIR when it is set (for developing and testing them), else the built-in files.
-TunedSource& shipped_results();
+  const std::string& label() const override { return label_; }
+  std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
+  void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
+  std::vector<DeviceInfo> devices() override { return devices_; }
+
+  /// Results (each problem's best on a device) and every trial, deduplicated.
+  size_t results() const { return results_.size(); }
+  size_t trials() const { return trials_.size(); }
+
+ private:
+  struct Entry {
+    size_t device;  // index into devices_
+    db::TrialRecord trial;
+  };
+
+  std::string label_ = "shipped results";
+  std::vector<DeviceInfo> devices_;
+  std::vector<Entry> results_;
+  std::vector<Entry> trials_;  // results included
+};
+
+/// The shipped results of this process, loaded on first use: from the folder named by GEMMFORGE_TUNED_DIR
+/// when it is set (for developing and testing them), else the built-in files.
+ShippedResults& shipped_results();
+
+/// shipped_results() as a source that loads them only when first asked something, so holding it is free.
+ResultSource& shipped_source();
 
 }  // namespace gemmforge::runtime

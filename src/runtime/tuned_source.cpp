@@ -1,4 +1,4 @@
-// Reading tuning results for the fallback chain.
+// Reading tuning results of a database for the selector.
 #include "runtime/tuned_source.hpp"
 
 #include <algorithm>
@@ -41,37 +41,21 @@ std::vector<db::TrialRecord> TunedSource::exact(const DeviceInfo& device, const 
   });
 }
 
-template <typename Load>
-const TunedSource::Records& TunedSource::cached(std::map<std::string, Records>& cache,
-                                                const std::string& device_name, Load&& load) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::string key = lower(device_name);
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, database_.with(load)).first;
-  return it->second;
-}
-
-const std::vector<db::TrialRecord>& TunedSource::model_bests(const std::string& device_name) {
-  return cached(bests_, device_name,
-                [&](db::Database& database) { return database.best_for_model(device_name); });
-}
-
-const std::vector<db::TrialRecord>& TunedSource::model_trials(const std::string& device_name) {
-  return cached(trials_, device_name, [&](db::Database& database) {
-    Records ok;
-    for (const db::DeviceRecord& d : model_devices(database, device_name)) {
-      for (db::TrialRecord& trial : database.trials(d.id)) {
-        if (trial.status == db::TrialStatus::kOk && trial.time_median_ms) ok.push_back(std::move(trial));
-      }
+void TunedSource::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
+  database_.with([&](db::Database& database) {
+    for (const db::DeviceRecord& d : database.devices()) {
+      if (d.info.cc() != cc) continue;
+      for (const db::TrialRecord& trial : database.trials(d.id)) add_trial(trial, d.info, library, data);
     }
-    return ok;
   });
 }
 
-void TunedSource::forget() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  bests_.clear();
-  trials_.clear();
+std::vector<DeviceInfo> TunedSource::devices() {
+  return database_.with([&](db::Database& database) {
+    std::vector<DeviceInfo> devices;
+    for (const db::DeviceRecord& d : database.devices()) devices.push_back(d.info);
+    return devices;
+  });
 }
 
 }  // namespace gemmforge::runtime

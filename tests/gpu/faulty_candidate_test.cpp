@@ -3,11 +3,11 @@
 // restarted and the next good candidate still verifies and times correctly.
 #include <gtest/gtest.h>
 
+#include "core/space.hpp"
 #include "db/database.hpp"
 #include "gpu_fixture.hpp"
 #include "support/tuner_fixtures.hpp"
 #include "tuner/gpu_evaluator.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::testing {
 namespace {

@@ -7,11 +7,11 @@
 #include <random>
 #include <set>
 
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
 #include "gpu_fixture.hpp"
 #include "kernel_cache.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -135,8 +135,7 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
   // Sample the validity space (no pruning: narrow vectors, split-K, every raster) of an aligned problem.
   KernelProblem space_problem;
   space_problem.m = 256, space_problem.n = 256, space_problem.k = 512;
-  const Space space =
-      Space::build(tmpl(), kernels().device(), space_problem, {}, /*prune=*/false);
+  const Space space = Space::build(tmpl(), kernels().device(), space_problem, {}, /*prune=*/false);
   ASSERT_GT(space.size(), 1000u);
   std::mt19937_64 rng(2024);
   std::vector<Config> sample;

@@ -8,11 +8,11 @@
 #include <random>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::cli {
 namespace {

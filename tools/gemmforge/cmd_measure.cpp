@@ -6,13 +6,13 @@
 #include <random>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "cuda/device.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "tuner/problem_rig.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::cli {
 namespace {
