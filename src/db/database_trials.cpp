@@ -177,10 +177,12 @@ void Database::elect_fastest(int64_t device_id, int64_t problem_id) {
   SQLite::Statement fastest(connection(), R"sql(
     SELECT id FROM trials
     WHERE device_id = :device_id AND problem_id = :problem_id AND status = 'ok' AND time_median_ms IS NOT NULL
+      AND template_id NOT IN (SELECT id FROM templates WHERE name = :vendor)
     ORDER BY time_median_ms, id LIMIT 1
   )sql");
   fastest.bind(":device_id", device_id);
   fastest.bind(":problem_id", problem_id);
+  fastest.bind(":vendor", kVendorTemplate);
   if (fastest.executeStep()) {
     store_best({device_id, problem_id, fastest.getColumn(0).getInt64()});
     return;
@@ -201,6 +203,10 @@ int64_t Database::record_trial(const TrialRecord& trial, BestUpdate update) {
     // Read before the upsert: the upsert may overwrite the best trial's own time.
     const std::optional<CurrentBest> previous = current_best(connection(), trial.device_id, problem_id);
     const int64_t id = store_trial_row(connection(), trial, problem_id, template_id);
+    if (trial.template_name == kVendorTemplate) {  // a yardstick, never served from the best table
+      transaction.commit();
+      return id;
+    }
     const bool ok = trial.status == TrialStatus::kOk;
     const BestRecord mine{trial.device_id, problem_id, id};
     if (previous && previous->trial_id == id) {

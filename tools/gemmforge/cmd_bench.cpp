@@ -1,7 +1,9 @@
 // `gemmforge bench`: gemmforge through its public API, exactly as an application calls it, next to cuBLAS
 // SGEMM on the same buffers, timed the same way in the same process (CUDA events, warm-up, median of
-// repetitions, L2 flushed before each), results checked against each other; a table with the geometric
-// mean, optionally JSON, CSV and an SVG plot of the ratio per problem.
+// repetitions, L2 flushed before each), results checked against each other. Two gemmforge runtimes: one as
+// an application gets it (cuBLAS serving where it is faster, reported as such) and one of generated
+// kernels only, so that no cuBLAS time is counted as a generated kernel's. A table with both geometric
+// means, optionally JSON, CSV and an SVG plot of the served ratio per problem.
 #include <fmt/format.h>
 
 #include <array>
@@ -33,6 +35,7 @@ struct BenchOptions {
   std::string device;
   std::string db;
   bool tune_missing = false;
+  bool no_vendor = false;
   double tune_time_s = 120;
   double error_bound = 1e-5;
   double budget_ms = 200;
@@ -58,14 +61,18 @@ struct BenchProblem {
 
 struct BenchRow {
   std::string shape;
-  PlanInfo plan;
-  tuner::Timing gemmforge;
+  PlanInfo plan;  ///< what serves the problem
+  tuner::Timing served;
+  PlanInfo generated_plan;  ///< the generated kernel alone (the same as plan unless cuBLAS serves)
+  tuner::Timing generated;
   tuner::Timing cublas;
-  rtc::Comparison check;
+  rtc::Comparison served_check;
+  rtc::Comparison generated_check;
   double flops = 0;
-  double gemmforge_tflops() const { return flops / gemmforge.median_ms / 1e9; }
-  double cublas_tflops() const { return flops / cublas.median_ms / 1e9; }
-  double ratio() const { return cublas.median_ms / gemmforge.median_ms; }
+  double tflops(const tuner::Timing& t) const { return flops / t.median_ms / 1e9; }
+  double served_ratio() const { return cublas.median_ms / served.median_ms; }
+  double generated_ratio() const { return cublas.median_ms / generated.median_ms; }
+  bool vendor() const { return plan.level == PlanLevel::kVendor; }
 };
 
 // The operands of one problem in the user's storage order with the tightest leading dimensions.
@@ -126,12 +133,19 @@ void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& proble
   tuner::tune(database, tune);
 }
 
-std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProblem>& problems, int ordinal) {
+// A runtime as `bench` uses it: cuBLAS serving where it is faster, or generated kernels only.
+RuntimeOptions runtime_options(const BenchOptions& o, int ordinal, bool vendor) {
   RuntimeOptions options;
   options.database_path = o.db;
   options.device = ordinal;
   options.record_misses = false;  // a benchmark is not an application's workload
-  Runtime runtime(options);
+  options.use_vendor = vendor;
+  return options;
+}
+
+std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProblem>& problems, int ordinal) {
+  Runtime served(runtime_options(o, ordinal, !o.no_vendor));
+  Runtime generated(runtime_options(o, ordinal, false));
   cuda::Stream stream;
   cuda::CublasHandle cublas;
   cublas.set_stream(stream.get());
@@ -142,97 +156,145 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
 
   std::vector<BenchRow> rows;
   for (const BenchProblem& p : problems) {
-    const Op op_a = p.op_a, op_b = p.op_b;
-    const Order order = p.order;
-    Operands operands = make_operands(p.m, p.n, p.k, op_a, op_b, order, utilities, stream.get());
+    Operands operands = make_operands(p.m, p.n, p.k, p.op_a, p.op_b, p.order, utilities, stream.get());
     const GemmCall& call = operands.call;
     BenchRow row;
     row.shape = p.label();
     row.flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
     GemmShape shape;
-    shape.op_a = op_a, shape.op_b = op_b, shape.m = p.m, shape.n = p.n, shape.k = p.k;
-    shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc, shape.order = order;
-    row.plan = runtime.query(shape);
-
+    shape.op_a = p.op_a, shape.op_b = p.op_b, shape.m = p.m, shape.n = p.n, shape.k = p.k;
+    shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc, shape.order = p.order;
     const auto* a = static_cast<const float*>(call.a);
     const auto* b = static_cast<const float*>(call.b);
     auto* c = static_cast<float*>(call.c);
-    row.gemmforge = tuner::time_launches(
-        [&](cudaStream_t s_) {
-          runtime.gemm(op_a, op_b, call.m, call.n, call.k, 1.0f, a, call.lda, b, call.ldb, 0.0f, c, call.ldc,
-                       order, s_);
-        },
-        stream.get(), timing, flusher);
+    const int64_t lines = p.order == Order::kRowMajor ? call.m : call.n;
+    const int64_t contiguous = p.order == Order::kRowMajor ? call.n : call.m;
+    auto run = [&](Runtime& runtime, cudaStream_t s) {
+      runtime.gemm(p.op_a, p.op_b, call.m, call.n, call.k, 1.0f, a, call.lda, b, call.ldb, 0.0f, c, call.ldc,
+                   p.order, s);
+    };
+    // One call builds the plan; kernels compiling in the background are waited for, as after any warm-up.
+    auto time_runtime = [&](Runtime& runtime, PlanInfo& plan, tuner::Timing& timed, rtc::Comparison& check) {
+      run(runtime, stream.get());
+      runtime.wait_for_compiles();
+      plan = runtime.query(shape);
+      timed = tuner::time_launches([&](cudaStream_t s) { run(runtime, s); }, stream.get(), timing, flusher);
+      check = utilities.compare(c, call.ldc, operands.reference.as<float>(), call.ldc, lines, contiguous,
+                                stream.get());
+    };
     KernelCall reference = canonicalize(call);
     reference.c = operands.reference.data();
+    cublas.sgemm(reference);
+    time_runtime(served, row.plan, row.served, row.served_check);
+    if (row.vendor()) {
+      time_runtime(generated, row.generated_plan, row.generated, row.generated_check);
+    } else {
+      row.generated_plan = row.plan, row.generated = row.served, row.generated_check = row.served_check;
+    }
     row.cublas =
         tuner::time_launches([&](cudaStream_t) { cublas.sgemm(reference); }, stream.get(), timing, flusher);
-    const int64_t lines = order == Order::kRowMajor ? call.m : call.n;
-    const int64_t contiguous = order == Order::kRowMajor ? call.n : call.m;
-    row.check = utilities.compare(c, call.ldc, operands.reference.as<float>(), call.ldc, lines, contiguous,
-                                  stream.get());
     rows.push_back(row);
     if (!o.json) {
-      fmt::print(stderr, "  {:<28} {:>7.2f} TFLOP/s vs cuBLAS {:>7.2f} TFLOP/s\n", row.shape,
-                 row.gemmforge_tflops(), row.cublas_tflops());
+      fmt::print(stderr, "  {:<28} {:>7.2f} TFLOP/s ({}), generated {:>7.2f}, cuBLAS {:>7.2f} TFLOP/s\n",
+                 row.shape, row.tflops(row.served), to_string(row.plan.level), row.tflops(row.generated),
+                 row.tflops(row.cublas));
     }
   }
   return rows;
 }
 
-double geometric_mean(const std::vector<BenchRow>& rows) {
+template <typename Ratio>
+double geometric_mean(const std::vector<BenchRow>& rows, Ratio&& ratio) {
   double log_sum = 0;
-  for (const BenchRow& r : rows) log_sum += std::log(r.ratio());
+  for (const BenchRow& r : rows) log_sum += std::log(ratio(r));
   return rows.empty() ? 0 : std::exp(log_sum / static_cast<double>(rows.size()));
 }
 
-nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const std::vector<BenchRow>& rows,
-                       double geomean) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const BenchRow& r : rows) {
-    nlohmann::json row = {{"shape", r.shape},
-                          {"template", r.plan.template_name},
-                          {"config", r.plan.config},
-                          {"level", to_string(r.plan.level)},
-                          {"gemmforge_ms", r.gemmforge.median_ms},
-                          {"gemmforge_tflops", r.gemmforge_tflops()},
-                          {"cublas_ms", r.cublas.median_ms},
-                          {"cublas_tflops", r.cublas_tflops()},
-                          {"ratio", r.ratio()},
-                          {"rel_error", r.check.rel_error},
-                          {"correct", r.check.passes(o.error_bound)}};
-    list.push_back(row);
-  }
-  return {{"device", device.name},   {"uuid", device.uuid}, {"clock_khz", device.clock_khz},
-          {"layout", o.layout},      {"order", o.order},    {"results", list},
-          {"geomean_ratio", geomean}};
+struct Summary {
+  double served = 0;     ///< geometric mean of the served ratio
+  double generated = 0;  ///< ... of the generated kernels' ratio
+  size_t vendor_rows = 0;
+};
+
+Summary summarize(const std::vector<BenchRow>& rows) {
+  Summary s;
+  s.served = geometric_mean(rows, [](const BenchRow& r) { return r.served_ratio(); });
+  s.generated = geometric_mean(rows, [](const BenchRow& r) { return r.generated_ratio(); });
+  for (const BenchRow& r : rows) s.vendor_rows += r.vendor() ? 1 : 0;
+  return s;
 }
 
-void print_table(const DeviceInfo& device, const BenchOptions& o, const std::vector<BenchRow>& rows,
-                 double geomean) {
-  fmt::print("gemmforge vs cuBLAS SGEMM on {} (median of timed launches, L2 flushed)\n", device.name);
-  fmt::print("{:<28} {:<14} {:<13} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9}\n", "shape", "level", "template",
-             "gf ms", "gf TF/s", "cb ms", "cb TF/s", "ratio", "rel.err");
+nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const std::vector<BenchRow>& rows,
+                       const Summary& summary) {
+  nlohmann::json list = nlohmann::json::array();
   for (const BenchRow& r : rows) {
-    fmt::print("{:<28} {:<14} {:<13} {:>9.4f} {:>9.2f} {:>9.4f} {:>9.2f} {:>7.3f} {:>9.2e}{}\n", r.shape,
-               to_string(r.plan.level), r.plan.template_name, r.gemmforge.median_ms, r.gemmforge_tflops(),
-               r.cublas.median_ms, r.cublas_tflops(), r.ratio(), r.check.rel_error,
-               r.check.passes(o.error_bound) ? "" : "  WRONG");
+    list.push_back(
+        {{"shape", r.shape},
+         {"level", to_string(r.plan.level)},
+         {"served_by", r.vendor() ? "cuBLAS" : r.plan.template_name},
+         {"served_ms", r.served.median_ms},
+         {"served_tflops", r.tflops(r.served)},
+         {"served_ratio", r.served_ratio()},
+         {"template", r.generated_plan.template_name},
+         {"config", r.generated_plan.config},
+         {"generated_level", to_string(r.generated_plan.level)},
+         {"generated_ms", r.generated.median_ms},
+         {"generated_tflops", r.tflops(r.generated)},
+         {"generated_ratio", r.generated_ratio()},
+         {"cublas_ms", r.cublas.median_ms},
+         {"cublas_tflops", r.tflops(r.cublas)},
+         {"rel_error", r.generated_check.rel_error},
+         {"correct", r.served_check.passes(o.error_bound) && r.generated_check.passes(o.error_bound)}});
   }
-  fmt::print("geometric mean of the ratio: {:.3f} over {} problem(s)\n", geomean, rows.size());
-  fmt::print("configs:\n");
-  for (const BenchRow& r : rows) fmt::print("  {:<28} {}\n", r.shape, r.plan.config);
+  return {{"device", device.name},
+          {"uuid", device.uuid},
+          {"clock_khz", device.clock_khz},
+          {"vendor", !o.no_vendor},
+          {"results", list},
+          {"geomean_served_ratio", summary.served},
+          {"geomean_generated_ratio", summary.generated},
+          {"vendor_rows", summary.vendor_rows}};
+}
+
+void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, const Summary& summary,
+                 double error_bound) {
+  fmt::print("gemmforge vs cuBLAS SGEMM on {} (median of timed launches, L2 flushed)\n", device.name);
+  fmt::print(
+      "served: what an application gets (cuBLAS where gemmforge serves it, level vendor); generated: "
+      "gemmforge's own kernel\n");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9}\n", "problem", "level",
+             "served by", "served", "generated", "cuBLAS", "gen ms", "served", "gen", "rel.err");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9}\n", "", "", "", "TFLOP/s",
+             "TFLOP/s", "TFLOP/s", "", "ratio", "ratio", "");
+  for (const BenchRow& r : rows) {
+    const bool correct = r.served_check.passes(error_bound) && r.generated_check.passes(error_bound);
+    fmt::print("{:<28} {:<7} {:<13} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.4f} {:>8.3f} {:>8.3f} {:>9.2e}{}\n",
+               r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name,
+               r.tflops(r.served), r.tflops(r.generated), r.tflops(r.cublas), r.generated.median_ms,
+               r.served_ratio(), r.generated_ratio(), r.generated_check.rel_error, correct ? "" : "  WRONG");
+  }
+  fmt::print(
+      "geometric mean over {} problem(s): served {:.3f} ({} served by cuBLAS), generated kernels only "
+      "{:.3f}\n",
+      rows.size(), summary.served, summary.vendor_rows, summary.generated);
+  fmt::print("generated configs:\n");
+  for (const BenchRow& r : rows) {
+    fmt::print("  {:<28} {} {} ({})\n", r.shape, r.generated_plan.template_name, r.generated_plan.config,
+               to_string(r.generated_plan.level));
+  }
 }
 
 void write_csv(const std::string& path, const std::vector<BenchRow>& rows) {
   std::ofstream out(path);
-  out << "shape,level,template,config,gemmforge_ms,gemmforge_tflops,cublas_ms,cublas_tflops,ratio,rel_"
-         "error\n";
+  out << "problem,level,served_by,served_ms,served_tflops,served_ratio,template,config,generated_ms,"
+         "generated_tflops,generated_ratio,cublas_ms,cublas_tflops,rel_error\n";
   for (const BenchRow& r : rows) {
-    out << fmt::format("{},{},{},\"{}\",{:.6f},{:.3f},{:.6f},{:.3f},{:.4f},{:.3e}\n", r.shape,
-                       to_string(r.plan.level), r.plan.template_name, r.plan.config, r.gemmforge.median_ms,
-                       r.gemmforge_tflops(), r.cublas.median_ms, r.cublas_tflops(), r.ratio(),
-                       r.check.rel_error);
+    out << fmt::format("{},{},{},{:.6f},{:.3f},{:.4f},{},\"{}\",{:.6f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3e}\n",
+                       r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name,
+                       r.served.median_ms, r.tflops(r.served), r.served_ratio(),
+                       r.generated_plan.template_name, r.generated_plan.config, r.generated.median_ms,
+                       r.tflops(r.generated), r.generated_ratio(), r.cublas.median_ms, r.tflops(r.cublas),
+                       r.generated_check.rel_error);
   }
   if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", path));
 }
@@ -256,24 +318,29 @@ int run_bench(const BenchOptions& o) {
   if (o.tune_missing) tune_missing(o, problems, ordinal);
 
   const std::vector<BenchRow> rows = measure(o, problems, ordinal);
-  const double geomean = geometric_mean(rows);
+  const Summary summary = summarize(rows);
   if (o.json) {
-    fmt::print("{}\n", to_json(device, o, rows, geomean).dump(2));
+    fmt::print("{}\n", to_json(device, o, rows, summary).dump(2));
   } else {
-    print_table(device, o, rows, geomean);
+    print_table(device, rows, summary, o.error_bound);
   }
   if (!o.csv.empty()) write_csv(o.csv, rows);
   if (!o.plot.empty()) {
     std::vector<RatioBar> bars;
-    for (const BenchRow& r : rows) bars.push_back({r.shape, r.ratio()});
+    for (const BenchRow& r : rows)
+      bars.push_back({r.shape + (r.vendor() ? " (cuBLAS)" : ""), r.served_ratio()});
     std::ofstream out(o.plot);
-    out << ratio_chart_svg(fmt::format("gemmforge / cuBLAS SGEMM speed on {}", device.name), bars, geomean);
+    out << ratio_chart_svg(fmt::format("gemmforge (served) / cuBLAS SGEMM speed on {}", device.name), bars,
+                           summary.served);
     if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", o.plot));
   }
   for (const BenchRow& r : rows) {
-    if (!r.check.passes(o.error_bound)) {
-      throw InternalError(fmt::format("gemmforge's result for {} differs from cuBLAS (relative error {:.3g})",
-                                      r.shape, r.check.rel_error));
+    for (const rtc::Comparison* check : {&r.served_check, &r.generated_check}) {
+      if (!check->passes(o.error_bound)) {
+        throw InternalError(
+            fmt::format("gemmforge's result for {} differs from cuBLAS (relative error {:.3g})", r.shape,
+                        check->rel_error));
+      }
     }
   }
   return 0;
@@ -291,6 +358,7 @@ Command register_bench(CLI::App& app) {
   cmd->add_option("--db", o->db,
                   "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
   cmd->add_flag("--tune-missing", o->tune_missing, "Tune problems without an exact result first");
+  cmd->add_flag("--no-vendor", o->no_vendor, "Serve generated kernels only (cuBLAS never serves a call)");
   cmd->add_option("--tune-time", o->tune_time_s, "Seconds of tuning per missing problem")
       ->capture_default_str();
   cmd->add_option("--budget-ms", o->budget_ms, "Timed milliseconds per contender and problem")

@@ -31,6 +31,7 @@ struct TuneCliOptions {
   std::vector<std::string> pins;
   uint64_t seed = 1;
   bool allow_spills = false;
+  bool no_vendor = false;
   bool quiet = false;
   bool from_misses = false;
   double error_bound = 1e-5;
@@ -152,6 +153,7 @@ int run_tune(const TuneCliOptions& o) {
   options.time_s = o.time_s;
   options.error_bound = o.error_bound;
   options.allow_spills = o.allow_spills;
+  options.vendor_candidate = !o.no_vendor;
   options.timeout_s = o.timeout_s;
   options.quiet = o.quiet;
   options.compile_threads = o.threads;
@@ -187,6 +189,7 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-spills", o->allow_spills,
                 "Measure configs that spill registers instead of skipping them");
+  cmd->add_flag("--no-vendor", o->no_vendor, "Do not record cuBLAS's time of each problem as a candidate");
   cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
   cmd->add_flag("--from-misses", o->from_misses,
                 "Also tune the problems served untuned on this GPU (misses table)");
