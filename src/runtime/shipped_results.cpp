@@ -27,7 +27,7 @@ ResultFiles builtin_result_files() {
   ResultFiles files;
   for (std::size_t i = 0; i < embedded::kTunedCount; ++i) {
     const embedded::File& file = embedded::kTuned[i];
-    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size);
+    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size());
   }
   return files;
 }
