@@ -103,6 +103,7 @@ struct RuntimeStats {
   uint64_t kernels = 0;               ///< distinct kernels loaded on the device
   uint64_t nvrtc_compiles = 0;        ///< GEMM kernels compiled with NVRTC by this Runtime
   uint64_t cubins_from_database = 0;  ///< kernels loaded from cubins stored in the database
+  uint64_t cubins_shipped = 0;        ///< kernels loaded from cubins shipped with gemmforge
   uint64_t misses_recorded = 0;       ///< problems recorded as misses by this Runtime
   uint64_t vendor_plans = 0;          ///< plans served by cuBLAS at the moment
   uint64_t compiles_pending = 0;      ///< kernels compiling in the background

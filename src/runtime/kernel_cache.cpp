@@ -8,6 +8,7 @@
 #include "cuda/device.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
+#include "runtime/shipped_results.hpp"
 
 namespace gemmforge::runtime {
 namespace {
@@ -20,8 +21,9 @@ unsigned background_threads() {
 
 }  // namespace
 
-KernelCache::KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal)
-    : library_(library), database_(database), ordinal_(ordinal) {}
+KernelCache::KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal,
+                         bool shipped_cubins)
+    : library_(library), database_(database), ordinal_(ordinal), shipped_cubins_(shipped_cubins) {}
 
 KernelCache::~KernelCache() {
   {
@@ -40,6 +42,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::find(const rtc::KernelSpec& 
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
   }
   std::shared_ptr<const rtc::GemmKernel> kernel = load_stored(spec, key);
+  if (!kernel) kernel = load_shipped(spec, key);
   if (!kernel) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   return kernels_.emplace(key, kernel).first->second;  // another thread's copy wins
@@ -74,6 +77,7 @@ void KernelCache::work() {
     try {
       cuda::DeviceGuard guard(ordinal_);  // the module loads into this device's context
       kernel = load_stored(job.spec, job.key);
+      if (!kernel) kernel = load_shipped(job.spec, job.key);
       if (!kernel) kernel = compile_and_store(job.spec, job.key);
     } catch (const std::exception& e) {
       spdlog::warn("compiling {} {} in the background failed; cuBLAS keeps serving its problems: {}",
@@ -112,6 +116,21 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::load_stored(const rtc::Kerne
   } catch (const CudaError& e) {
     // A damaged row must not break serving: compile again and replace it.
     spdlog::warn("the stored cubin {} does not load ({}); compiling it again", key, e.what());
+    return nullptr;
+  }
+}
+
+std::shared_ptr<const rtc::GemmKernel> KernelCache::load_shipped(const rtc::KernelSpec& spec,
+                                                                 const std::string& key) {
+  if (!shipped_cubins_) return nullptr;
+  try {
+    const std::vector<char> cubin = shipped_results().cubin(key);
+    if (cubin.empty()) return nullptr;
+    auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, cubin);
+    ++from_shipped_;
+    return kernel;
+  } catch (const Error& e) {
+    spdlog::warn("the shipped cubin {} does not load ({}); compiling it", key, e.what());
     return nullptr;
   }
 }

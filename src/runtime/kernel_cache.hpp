@@ -1,6 +1,6 @@
-// Loaded GEMM kernels of one device, by cubin key: in memory, else a cubin stored in the tuning database,
-// else compiled with NVRTC (and the cubin stored, so the next process needs no compiler) - at once, or in
-// the background while the caller serves the problem some other way.
+// Loaded GEMM kernels of one device, by cubin key: in memory, else a cubin stored in the tuning database or
+// shipped with gemmforge, else compiled with NVRTC (and the cubin stored, so the next process needs no
+// compiler) - at once, or in the background while the caller serves the problem some other way.
 #pragma once
 
 #include <atomic>
@@ -25,7 +25,8 @@ namespace gemmforge::runtime {
 class KernelCache {
  public:
   /// `database` may be null: kernels are then compiled by every process. Kernels load on device `ordinal`.
-  KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal);
+  /// With `shipped_cubins`, the cubins shipped with gemmforge are looked up after the database's.
+  KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal, bool shipped_cubins);
   /// Waits for the compilations under way; queued ones are dropped.
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
@@ -35,7 +36,7 @@ class KernelCache {
   /// cannot be compiled.
   std::shared_ptr<const rtc::GemmKernel> get(const rtc::KernelSpec& spec);
 
-  /// The kernel if it is in memory or a stored cubin loads; null otherwise. Never compiles.
+  /// The kernel if it is in memory or a stored or shipped cubin loads; null otherwise. Never compiles.
   std::shared_ptr<const rtc::GemmKernel> find(const rtc::KernelSpec& spec);
 
   /// Compiles `spec` on a background thread unless it is loaded, queued or compiling, then calls
@@ -54,6 +55,7 @@ class KernelCache {
   size_t pending() const;
   uint64_t compiles() const { return compiles_.load(); }
   uint64_t loaded_from_database() const { return from_database_.load(); }
+  uint64_t loaded_from_shipped() const { return from_shipped_.load(); }
 
  private:
   struct Job {
@@ -64,6 +66,8 @@ class KernelCache {
 
   /// The stored cubin of `key` loaded, or null when there is none or it does not load.
   std::shared_ptr<const rtc::GemmKernel> load_stored(const rtc::KernelSpec& spec, const std::string& key);
+  /// The same for a cubin shipped with gemmforge.
+  std::shared_ptr<const rtc::GemmKernel> load_shipped(const rtc::KernelSpec& spec, const std::string& key);
   std::shared_ptr<const rtc::GemmKernel> compile_and_store(const rtc::KernelSpec& spec,
                                                            const std::string& key);
   void work();
@@ -71,10 +75,12 @@ class KernelCache {
   const TemplateLibrary& library_;
   SharedDatabase* database_;
   int ordinal_;
+  bool shipped_cubins_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const rtc::GemmKernel>> kernels_;
   std::atomic<uint64_t> compiles_{0};
   std::atomic<uint64_t> from_database_{0};
+  std::atomic<uint64_t> from_shipped_{0};
 
   // Background compilations: a queue, the keys queued or under way, and worker threads started on demand.
   std::condition_variable work_ready_;

@@ -83,8 +83,11 @@ Runtime::Runtime(const RuntimeOptions& options)
       user_(*database_, "database " + database_->path()),
       selector_(library_, device_, sources(user_, options.use_shipped_results),
                 SelectorOptions{.vendor = use_vendor_}),
-      kernels_(library_, database_.get(), device_.ordinal) {
+      kernels_(library_, database_.get(), device_.ordinal, options.use_shipped_results) {
   require_template_for(library_, device_);
+  // Read now, not at the first call: a problem served from shipped results must not wait for them. The
+  // model fitted on them is built in the background.
+  if (options.use_shipped_results) shipped_results();
   try {
     device_id_ = database_->with([&](db::Database& database) { return database.upsert_device(device_); });
   } catch (const DatabaseError& e) {
@@ -259,6 +262,7 @@ RuntimeStats Runtime::stats() const {
   s.kernels = kernels_.size();
   s.nvrtc_compiles = kernels_.compiles();
   s.cubins_from_database = kernels_.loaded_from_database();
+  s.cubins_shipped = kernels_.loaded_from_shipped();
   s.misses_recorded = misses_recorded_.load();
   s.compiles_pending = kernels_.pending();
   return s;

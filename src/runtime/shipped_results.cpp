@@ -38,7 +38,8 @@ ResultFiles result_files_in(const std::string& folder) {
     throw NotFoundError(fmt::format("results folder '{}' does not exist", folder));
   ResultFiles files;
   for (const auto& entry : fs::directory_iterator(folder)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+    const auto extension = entry.path().extension();
+    if (!entry.is_regular_file() || (extension != ".json" && extension != ".cubins")) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -66,6 +67,11 @@ ShippedResults::ShippedResults(const ResultFiles& files, const std::string& orig
   std::set<std::string> seen;                  // trials already kept
   for (const auto& [name, text] : files) {
     const std::string where = origin + "/" + name;
+    if (std::filesystem::path(name).extension() == ".cubins") {
+      bundle_bytes_.push_back(std::make_unique<const std::string>(text));
+      bundles_.emplace_back(*bundle_bytes_.back(), where);
+      continue;
+    }
     db::ImportDocument document;
     try {
       document = db::parse_import_document(parse_export_text(text, where), manifest_validator(library));
@@ -111,6 +117,33 @@ void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, mo
   for (const Entry& e : trials_) {
     if (devices_[e.device].cc() == cc) add_trial(e.trial, devices_[e.device], library, data);
   }
+}
+
+std::vector<std::pair<DeviceInfo, db::TrialRecord>> ShippedResults::bests(int cc) const {
+  std::vector<std::pair<DeviceInfo, db::TrialRecord>> found;
+  for (const Entry& e : results_) {
+    if (devices_[e.device].cc() == cc) found.emplace_back(devices_[e.device], e.trial);
+  }
+  return found;
+}
+
+std::vector<std::string> ShippedResults::cubin_nvrtc_versions() const {
+  std::vector<std::string> versions;
+  for (const rtc::CubinBundle& bundle : bundles_) versions.push_back(bundle.nvrtc_version());
+  return versions;
+}
+
+std::vector<char> ShippedResults::cubin(const std::string& key) const {
+  for (const rtc::CubinBundle& bundle : bundles_) {
+    if (bundle.contains(key)) return bundle.find(key);
+  }
+  return {};
+}
+
+size_t ShippedResults::cubins() const {
+  size_t count = 0;
+  for (const rtc::CubinBundle& bundle : bundles_) count += bundle.size();
+  return count;
 }
 
 ShippedResults& shipped_results() {

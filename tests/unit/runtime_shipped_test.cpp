@@ -6,6 +6,9 @@
 #include <fstream>
 
 #include "gemmforge/error.hpp"
+#include "rtc/compiler.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "runtime/config_check.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime_test_support.hpp"
 
@@ -45,6 +48,35 @@ TEST(RuntimeShipped, ExactResultsAreTheBestsOfTheAskedGpuModel) {
   DeviceInfo h100 = *h200;
   h100.name = "NVIDIA H100 80GB HBM3";
   EXPECT_TRUE(shipped.exact(h100, asked).empty()) << "another GPU model's result is no exact result";
+}
+
+// Every shipped best of an architecture with a bundle has its cubin under the key the runtime computes, so
+// no problem served from shipped results waits for NVRTC. A change to a template changes the keys: then
+// `gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins` makes the bundle anew.
+TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchitecture) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
+  ASSERT_GT(shipped.cubins(), 0u) << "no cubin bundle ships with the results";
+  for (const std::string& version : shipped.cubin_nvrtc_versions()) {
+    if (version != rtc::nvrtc_version()) {
+      GTEST_SKIP() << "the shipped cubins were compiled by NVRTC " << version << ", this build uses "
+                   << rtc::nvrtc_version() << ": their keys cannot match here";
+    }
+  }
+  size_t checked = 0;
+  for (const auto& [device, result] : shipped.bests(90)) {
+    const std::optional<runtime::CheckedConfig> config =
+        runtime::check_config(library, result.template_name, result.config_key, device, result.problem);
+    ASSERT_TRUE(config) << result.template_name << " " << result.config_key;
+    const rtc::KernelSpec spec =
+        rtc::make_spec(*config->kernel_template, config->config, result.problem, device.arch(), &device);
+    EXPECT_FALSE(shipped.cubin(spec.cubin_key(library)).empty())
+        << "no shipped cubin for " << result.problem.to_string() << " on " << device.name << " ("
+        << result.config_key
+        << "): run gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins";
+    ++checked;
+  }
+  EXPECT_GE(checked, 12u);
 }
 
 TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {
