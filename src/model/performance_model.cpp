@@ -36,6 +36,13 @@ constexpr double kSlowTrial = 1.5;
 constexpr double kSlowTrialWeight = 0.3;
 // A measurement's error against the analytic estimate is clipped to this many e-folds.
 constexpr double kMaxLogRatio = 3.0;
+// Error of a prediction without a fit of its template (the analytic model alone), and of a measurement
+// scaled from another GPU model of the architecture.
+constexpr double kUnfittedLogError = 0.4;
+constexpr double kScaledLogError = 0.03;
+// The fit's error on its own trials understates its error on new problems by about this factor (leaving
+// each training problem out in turn measures both).
+constexpr double kOutOfSampleFactor = 1.5;
 
 bool unaligned(int align_elements, const KernelProblem& problem) {
   return align_elements * element_bytes(problem.dtype) < 16;
@@ -130,7 +137,14 @@ void PerformanceModel::fit(const TrainingData& data) {
     groups[{m.device, m.problem.to_string()}].push_back(&m);
     measured_[measured_key(*m.kernel_template, m.config, m.problem)].push_back(Measured{m.device, m.time_ms});
   }
-  RidgeRegression regression(penalties_);
+  // One pass to fit, one to measure the fit's error per template.
+  struct Sample {
+    const KernelTemplate* kernel_template;
+    SparseFeatures features;
+    double target;
+    double weight;
+  };
+  std::vector<Sample> samples;
   for (const auto& [key, group] : groups) {
     const DeviceInfo& device = devices_[key.first];
     const KernelProblem& problem = group.front()->problem;
@@ -148,12 +162,27 @@ void PerformanceModel::fit(const TrainingData& data) {
       if (!std::isfinite(e.time_ms)) continue;
       const double target = std::clamp(std::log(m->time_ms / e.time_ms), -kMaxLogRatio, kMaxLogRatio);
       const double weight = (m->time_ms <= kSlowTrial * best ? 1.0 : kSlowTrialWeight) / total;
-      regression.add(features(*m->kernel_template, m->config, problem, f, e), target, weight);
-      ++measurements_;
+      samples.push_back(Sample{m->kernel_template, features(*m->kernel_template, m->config, problem, f, e),
+                               target, weight});
     }
   }
-  problems_ = groups.size();
+  RidgeRegression regression(penalties_);
+  for (const Sample& sample : samples) regression.add(sample.features, sample.target, sample.weight);
   weights_ = regression.solve();
+  std::map<const KernelTemplate*, std::pair<double, double>> squared;  // weighted sum and weight
+  for (const Sample& sample : samples) {
+    const double error = sample.target - dot(weights_, sample.features);
+    squared[sample.kernel_template].first += sample.weight * error * error;
+    squared[sample.kernel_template].second += sample.weight;
+  }
+  for (auto& [kernel_template, block] : blocks_) {
+    const auto it = squared.find(kernel_template);
+    block.log_error = it == squared.end() || it->second.second <= 0
+                          ? kUnfittedLogError
+                          : kOutOfSampleFactor * std::sqrt(it->second.first / it->second.second);
+  }
+  measurements_ = samples.size();
+  problems_ = groups.size();
 }
 
 PerformanceModel::ProblemView::ProblemView(const PerformanceModel& model, const KernelProblem& problem)
@@ -196,6 +225,7 @@ Prediction PerformanceModel::ProblemView::predict(const KernelTemplate& kernel_t
     if (std::isfinite(e_there.time_ms)) {
       prediction.time_ms = other->time_ms * e.time_ms / e_there.time_ms;
       prediction.basis = Basis::kMeasuredElsewhere;
+      prediction.log_error = kScaledLogError;
       prediction.measured_on = there.name;
       return prediction;
     }
@@ -204,6 +234,8 @@ Prediction PerformanceModel::ProblemView::predict(const KernelTemplate& kernel_t
       e.time_ms *
       std::exp(dot(model_.weights_, model_.features(kernel_template, normalized, problem_, f, e)));
   prediction.basis = Basis::kFitted;
+  const auto block = model_.blocks_.find(&kernel_template);
+  prediction.log_error = block == model_.blocks_.end() ? kUnfittedLogError : block->second.log_error;
   return prediction;
 }
 

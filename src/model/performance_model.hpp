@@ -4,6 +4,7 @@
 // model) is the prediction.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -33,6 +34,12 @@ struct Prediction {
   double time_ms = std::numeric_limits<double>::infinity();
   Basis basis = Basis::kFitted;
   std::string measured_on;  ///< the GPU model of a measured basis
+  /// Typical error of the prediction, as a log ratio: 0 for a measurement on this GPU model.
+  double log_error = 0;
+
+  /// The time one error above the prediction. Choices rank by it: the fastest of many uncertain
+  /// predictions is more often lucky than fast, and a measured config must not lose to a guess.
+  double pessimistic_ms() const { return time_ms * std::exp(log_error); }
 };
 
 class PerformanceModel {
@@ -74,6 +81,7 @@ class PerformanceModel {
     size_t first = 0;
     std::vector<size_t> level_offset;  // per parameter: feature of its first domain value
     size_t problem_features = 0;       // first of the features after the parameter levels
+    double log_error = 0;              // root mean square error of the fit on the template's trials
   };
   struct Measured {  // a config measured on a problem
     size_t device;

@@ -104,7 +104,7 @@ std::vector<Candidate> Portfolio::rank(const PerformanceModel& model, const Kern
     }
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
-    return a.prediction.time_ms < b.prediction.time_ms;
+    return a.prediction.pessimistic_ms() < b.prediction.pessimistic_ms();
   });
   return ranked;
 }

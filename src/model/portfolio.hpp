@@ -31,8 +31,8 @@ class Portfolio {
   Portfolio(const TemplateLibrary& library, const DeviceInfo& device, const TrainingData& data,
             size_t per_problem = 3);
 
-  /// Every member fitted to `problem` on the device, ranked by `model`, fastest first; templates of another
-  /// dtype are left out. Empty when none fits.
+  /// Every member fitted to `problem` on the device, ranked by `model` (Prediction::pessimistic_ms),
+  /// fastest first; templates of another dtype are left out. Empty when none fits.
   std::vector<Candidate> rank(const PerformanceModel& model, const KernelProblem& problem) const;
 
   size_t size() const { return members_.size(); }

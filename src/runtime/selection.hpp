@@ -20,6 +20,7 @@ struct Selection {
   std::optional<KernelProblem> tuned_problem;
   std::optional<double> time_ms;  ///< of the generated kernel: measured on tuned_problem, or predicted
   bool time_predicted = false;
+  double time_log_error = 0;        ///< of a predicted time (model::Prediction::log_error)
   std::optional<double> vendor_ms;  ///< cuBLAS's, measured or predicted
 
   bool vendor() const { return level == PlanLevel::kVendor; }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
@@ -97,6 +99,7 @@ Selection Selector::ranked(const KernelProblem& problem) const {
     s.choice = std::move(checked);
     s.time_ms = c.prediction.time_ms;
     s.time_predicted = true;
+    s.time_log_error = c.prediction.log_error;
     s.basis =
         fmt::format("the performance model's fastest of {} candidates, predicted {:.4g} ms ({}{}); from {}",
                     candidates.size(), c.prediction.time_ms, model::to_string(c.prediction.basis),
@@ -122,8 +125,9 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
   // Both times measured: cuBLAS must be faster by the measured margin; otherwise the generated kernel
   // must be predicted faster by the (wider) predicted margin.
   const bool measured = vendor_measured && !s.time_predicted;
-  const bool vendor_wins = measured ? *s.vendor_ms < *s.time_ms * (1 - options_.measured_margin)
-                                    : *s.time_ms * (1 + options_.predicted_margin) > *s.vendor_ms;
+  const bool vendor_wins =
+      measured ? *s.vendor_ms < *s.time_ms * (1 - options_.measured_margin)
+               : *s.time_ms * std::exp(s.time_log_error) * (1 + options_.predicted_margin) > *s.vendor_ms;
   if (!vendor_wins) return s;
   s.basis = fmt::format("cuBLAS {} {:.4g} ms against {:.4g} ms {} for the fastest generated kernel ({})",
                         vendor_measured ? "measured" : "predicted", *s.vendor_ms, *s.time_ms,

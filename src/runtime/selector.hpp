@@ -25,9 +25,9 @@ struct SelectorOptions {
   bool vendor = true;
   /// cuBLAS serves when a measured generated kernel is slower than it by more than this fraction...
   double measured_margin = 0.02;
-  /// ...or when a predicted one is not predicted faster than it by at least this fraction: predictions
-  /// err, and a wrong guess must not cost the application more than cuBLAS would.
-  double predicted_margin = 0.05;
+  /// ...or when a predicted one, one typical error above its prediction, is not faster than it by at least
+  /// this fraction: predictions err, and a wrong guess must not cost the application more than cuBLAS would.
+  double predicted_margin = 0.03;
 };
 
 class Selector {
