@@ -150,8 +150,8 @@ class Manifest {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
     BoundExpression stream_waves;  // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
     BoundExpression wave;          // blocks the device runs at once
-    bool parallel_split =
-        false;  // slices write partial tiles and the last one sums them, vs. taking turns in C
+    // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
+    BoundExpression parallel_split;
   } launch_;
 };
 

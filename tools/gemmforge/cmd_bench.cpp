@@ -6,6 +6,7 @@
 // means, optionally JSON, CSV and an SVG plot of the served ratio per problem.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -133,6 +134,13 @@ void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& proble
   tuner::tune(database, tune);
 }
 
+constexpr int kRounds = 3;  // turns each contender takes
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 // A runtime as `bench` uses it: cuBLAS serving where it is faster, or generated kernels only.
 RuntimeOptions runtime_options(const BenchOptions& o, int ordinal, bool vendor) {
   RuntimeOptions options;
@@ -152,7 +160,7 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
   const rtc::UtilityKernels utilities;
   tuner::L2Flusher flusher;
   tuner::TimingOptions timing;
-  timing.budget_ms = o.budget_ms;
+  timing.budget_ms = o.budget_ms / kRounds;
 
   std::vector<BenchRow> rows;
   for (const BenchProblem& p : problems) {
@@ -174,25 +182,42 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
                    p.order, s);
     };
     // One call builds the plan; kernels compiling in the background are waited for, as after any warm-up.
-    auto time_runtime = [&](Runtime& runtime, PlanInfo& plan, tuner::Timing& timed, rtc::Comparison& check) {
+    auto prepare = [&](Runtime& runtime, PlanInfo& plan, rtc::Comparison& check) {
       run(runtime, stream.get());
       runtime.wait_for_compiles();
       plan = runtime.query(shape);
-      timed = tuner::time_launches([&](cudaStream_t s) { run(runtime, s); }, stream.get(), timing, flusher);
+      run(runtime, stream.get());
       check = utilities.compare(c, call.ldc, operands.reference.as<float>(), call.ldc, lines, contiguous,
                                 stream.get());
     };
     KernelCall reference = canonicalize(call);
     reference.c = operands.reference.data();
     cublas.sgemm(reference);
-    time_runtime(served, row.plan, row.served, row.served_check);
+    prepare(served, row.plan, row.served_check);
+    if (row.vendor()) prepare(generated, row.generated_plan, row.generated_check);
+    // The contenders take turns, a share of the budget each, so that a drift of the clocks during the
+    // benchmark weighs on all of them alike; each time is the median of their rounds' medians.
+    std::vector<double> served_ms, generated_ms, cublas_ms;
+    for (int round = 0; round < kRounds; ++round) {
+      served_ms.push_back(
+          tuner::time_launches([&](cudaStream_t s) { run(served, s); }, stream.get(), timing, flusher)
+              .median_ms);
+      if (row.vendor()) {
+        generated_ms.push_back(
+            tuner::time_launches([&](cudaStream_t s) { run(generated, s); }, stream.get(), timing, flusher)
+                .median_ms);
+      }
+      cublas_ms.push_back(
+          tuner::time_launches([&](cudaStream_t) { cublas.sgemm(reference); }, stream.get(), timing, flusher)
+              .median_ms);
+    }
+    row.served.median_ms = median(served_ms);
+    row.cublas.median_ms = median(cublas_ms);
     if (row.vendor()) {
-      time_runtime(generated, row.generated_plan, row.generated, row.generated_check);
+      row.generated.median_ms = median(generated_ms);
     } else {
       row.generated_plan = row.plan, row.generated = row.served, row.generated_check = row.served_check;
     }
-    row.cublas =
-        tuner::time_launches([&](cudaStream_t) { cublas.sgemm(reference); }, stream.get(), timing, flusher);
     rows.push_back(row);
     if (!o.json) {
       fmt::print(stderr, "  {:<28} {:>7.2f} TFLOP/s ({}), generated {:>7.2f}, cuBLAS {:>7.2f} TFLOP/s\n",
