@@ -28,8 +28,8 @@ enum class TrialStatus {
 /// the yardstick every generated kernel is compared with. It is never a problem's best (the best table serves
 /// generated kernels; whether cuBLAS serves instead is the runtime's decision).
 inline constexpr const char* kVendorTemplate = "cublas";
-/// Its config: cublasSgemm with the default math mode (no TF32).
-inline constexpr const char* kVendorConfig = "CUBLAS_DEFAULT_MATH";
+/// Its config: cublasSgemm with math mode 0, CUBLAS_DEFAULT_MATH (no TF32).
+inline constexpr const char* kVendorConfig = "MATH_MODE=0";
 
 /// "ok", "wrong_result", "compile_error", "launch_error", "crashed", "timeout", "spills", "invalid".
 const char* to_string(TrialStatus status) noexcept;
