@@ -34,7 +34,8 @@ struct PlanInfo {
   std::string problem;  ///< canonical (row-major) problem, e.g. "f32 nn 4096x4096x4096 align 4/4/4"
   std::string device;   ///< GPU model the answer is for
   PlanLevel level = PlanLevel::kModel;
-  /// One sentence saying where the choice comes from.
+  /// One sentence saying where the choice comes from, and that the problem is being tuned in the
+  /// background where it is (RuntimeOptions::tune_at_first_use).
   std::string basis;
   /// Where the results behind the choice come from: "database /path/gemmforge.db", "shipped results", or,
   /// for the model, every source of its measurements and the GPU models they were taken on.
@@ -95,6 +96,20 @@ struct RuntimeOptions {
   /// kernel, and while a generated kernel compiles. The environment variable GEMMFORGE_VENDOR=0 turns it
   /// off too; then every call runs a generated kernel, waiting for its compilation if need be.
   bool use_vendor = true;
+  /// Tune at first use: a problem without a tuned result on this GPU model is served at once (by the
+  /// performance model, or cuBLAS) while `gemmforge tune` measures it with a small budget in a process of
+  /// its own, in the background: one problem at a time per GPU (processes tuning the same GPU take turns
+  /// through a lock file beside the database), never on the caller's stream and never blocking a call.
+  /// Once the tuned result is stored, the problem's later calls launch it. Each problem is tuned at most
+  /// once per Runtime, and a failed tune is not retried. Needs the gemmforge executable ($GEMMFORGE_CLI,
+  /// else beside the application, in the build tree, or installed) and a database file the tuning process
+  /// can open: with ":memory:" it stays off, with a warning. The environment variable
+  /// GEMMFORGE_TUNE_AT_FIRST_USE=1 turns it on and =0 off, whatever is set here (so a C API user, or an
+  /// application that cannot be rebuilt, can choose).
+  bool tune_at_first_use = false;
+  /// Evaluations per problem tuned at first use (at least 1), stored trials included (a tune that was
+  /// interrupted resumes where it stopped). The environment variable GEMMFORGE_TUNE_BUDGET=N overrides it.
+  size_t first_use_evaluations = 24;
 };
 
 /// Counters of what a Runtime did, for tests and diagnostics.
@@ -107,6 +122,11 @@ struct RuntimeStats {
   uint64_t misses_recorded = 0;       ///< problems recorded as misses by this Runtime
   uint64_t vendor_plans = 0;          ///< plans served by cuBLAS at the moment
   uint64_t compiles_pending = 0;      ///< kernels compiling in the background
+  // Tuning at first use (RuntimeOptions::tune_at_first_use); all zero when it is off.
+  uint64_t tunes_queued = 0;    ///< problems waiting for their tune
+  uint64_t tunes_running = 0;   ///< 1 while a problem is tuned (waiting its turn, measured, or loaded)
+  uint64_t tunes_finished = 0;  ///< tunes that ended with a stored result (their problems re-planned)
+  uint64_t tunes_failed = 0;    ///< tunes that failed; their problems keep their plans and are not retried
 };
 
 /// No kernel template of gemmforge runs on the GPU: its compute capability is below every template's
@@ -127,14 +147,15 @@ class ArchMismatchError : public Error {
 /// compiled in the background while cuBLAS serves the calls (or, with use_vendor off, compiled at once).
 /// Later calls query no database, compile nothing and allocate nothing (a split-K plan allocates its
 /// scratch once on each new stream). Constructing a Runtime starts reading the shipped results and fitting
-/// the model in the background.
+/// the model in the background. With RuntimeOptions::tune_at_first_use, problems served without a tuned
+/// result are also tuned in the background, and switch to their tuned kernel once it is stored.
 ///
 /// Element types: FP32 today. Others arrive as overloads of gemm() on their element type (FP16, BF16)
 /// or as a Dtype of the float overload (TF32); the problem key and the database already carry the dtype.
 ///
 /// Thread-safe: any number of threads may call gemm() concurrently, on the same or different streams.
-/// The destructor waits for the GPU, as cublasDestroy does. Move-only; a moved-from Runtime may only be
-/// destroyed or assigned to.
+/// The destructor ends a tune at first use in flight and waits for the GPU, as cublasDestroy does. Move-only;
+/// a moved-from Runtime may only be destroyed or assigned to.
 class Runtime {
  public:
   /// Throws NoDeviceError without a usable GPU, ArchMismatchError when no template runs on it,
@@ -159,8 +180,8 @@ class Runtime {
   PlanInfo query(const GemmShape& shape) const;
 
   /// Drops every cached plan and kernel, so the next calls choose and load kernels again (from the
-  /// database's cubins). Waits for background compilations and the device; must not run concurrently with
-  /// gemm().
+  /// database's cubins). Ends a tune at first use in flight (the next one resumes its stored trials),
+  /// waits for background compilations and the device; must not run concurrently with gemm().
   void clear_cache();
 
   /// Blocks until every kernel compiling in the background is loaded and the plans that cuBLAS served in

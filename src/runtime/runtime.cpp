@@ -13,9 +13,11 @@
 #include "rtc/kernel_spec.hpp"
 #include "runtime/miss_log.hpp"
 #include "runtime/shipped_results.hpp"
+#include "runtime/tune_process.hpp"
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace gemmforge::runtime {
 namespace {
@@ -62,6 +64,12 @@ std::unique_ptr<SharedDatabase> open_database(const std::string& path) {
       db::Database::open(path.empty() ? db::Database::default_path() : path));
 }
 
+// The selection rests on a tuned result of the problem itself (also when cuBLAS serves because it was
+// measured faster than that result): tuning it again would teach nothing.
+bool rests_on_tuning(const Selection& selection, const KernelProblem& problem) {
+  return selection.level == PlanLevel::kExact || selection.tuned_problem == problem;
+}
+
 }  // namespace
 
 size_t ProblemHash::operator()(const KernelProblem& p) const noexcept {
@@ -94,9 +102,11 @@ Runtime::Runtime(const RuntimeOptions& options)
     spdlog::warn("cannot record {} in {}: misses will not be recorded ({})", device_.name, database_->path(),
                  e.what());
   }
+  first_use_ = make_first_use_tuner(options);
 }
 
 Runtime::~Runtime() {
+  if (first_use_) first_use_->stop();  // its thread uses the members below
   try {
     kernels_.wait_idle();
     cuda::DeviceGuard guard(device_.ordinal);
@@ -144,20 +154,10 @@ void Runtime::build_plan(const KernelProblem& problem) {
     std::shared_lock lock(plans_mutex_);
     if (plans_.count(problem) != 0) return;
   }
-  auto plan = std::make_shared<Plan>();
-  plan->selection = selector_.select(problem);
+  // Without cuBLAS to serve meanwhile, the kernel is compiled now.
+  std::shared_ptr<Plan> plan = make_plan(problem, selector_.select(problem), !use_vendor_);
   const Selection& selection = plan->selection;
-  bool compile_later = false;
-  if (selection.choice) {
-    const CheckedConfig& choice = *selection.choice;
-    plan->spec = rtc::make_spec(*choice.kernel_template, choice.config, problem, device_.arch(), &device_);
-    plan->kernel_key = kernels_.key(*plan->spec);
-    plan->geometry = choice.kernel_template->manifest.geometry(choice.config, problem, device_);
-    if (!selection.vendor()) {
-      plan->kernel = use_vendor_ ? kernels_.find(*plan->spec) : kernels_.get(*plan->spec);
-      compile_later = plan->kernel == nullptr;
-    }
-  }
+  const bool compile_later = plan->spec && !selection.vendor() && !plan->kernel;
   spdlog::debug("{} on {}: {} {} {} ({})", problem.to_string(), device_.name, to_string(selection.level),
                 selection.choice ? selection.choice->kernel_template->manifest.name() : "cuBLAS",
                 selection.choice ? selection.choice->config.key() : "", selection.basis);
@@ -165,10 +165,20 @@ void Runtime::build_plan(const KernelProblem& problem) {
       record_miss_once(*database_, *device_id_, problem)) {
     ++misses_recorded_;
   }
+  // A problem no generated kernel computes has nothing to tune.
+  const bool tune = first_use_ && selection.choice && !rests_on_tuning(selection, problem);
   const rtc::KernelSpec spec = plan->spec.value_or(rtc::KernelSpec{});
   {
     std::unique_lock lock(plans_mutex_);
     plans_.emplace(problem, std::move(plan));
+  }
+  if (tune) {
+    if (problem.dtype == Dtype::kF32) {
+      first_use_->enqueue(problem);
+    } else {
+      spdlog::debug("first-use tuning passes over {}: gemmforge tune states f32 problems only",
+                    problem.to_string());
+    }
   }
   if (compile_later) {
     // cuBLAS serves until the kernel is loaded. It may have been loaded since find(): look once more.
@@ -178,6 +188,84 @@ void Runtime::build_plan(const KernelProblem& problem) {
     if (std::shared_ptr<const rtc::GemmKernel> kernel = kernels_.find(spec))
       kernel_ready(kernels_.key(spec), kernel);
   }
+}
+
+std::shared_ptr<Plan> Runtime::make_plan(const KernelProblem& problem, Selection selection, bool compile) {
+  auto plan = std::make_shared<Plan>();
+  plan->selection = std::move(selection);
+  const Selection& s = plan->selection;
+  if (s.choice) {
+    const CheckedConfig& choice = *s.choice;
+    plan->spec = rtc::make_spec(*choice.kernel_template, choice.config, problem, device_.arch(), &device_);
+    plan->kernel_key = kernels_.key(*plan->spec);
+    plan->geometry = choice.kernel_template->manifest.geometry(choice.config, problem, device_);
+    if (!s.vendor()) plan->kernel = compile ? kernels_.get(*plan->spec) : kernels_.find(*plan->spec);
+  }
+  return plan;
+}
+
+std::unique_ptr<FirstUseTuner> Runtime::make_first_use_tuner(const RuntimeOptions& options) {
+  const FirstUseSettings settings = first_use_settings(options);
+  if (!settings.enabled) return nullptr;
+  const std::string& path = database_->path();
+  if (path.empty() || path == ":memory:") {
+    spdlog::warn(
+        "tuning at first use stays off: the database is '{}', which a tuning process cannot share; give the "
+        "runtime a database file",
+        path);
+    return nullptr;
+  }
+  if (device_.uuid.empty()) {
+    spdlog::warn("tuning at first use stays off: {} reports no UUID to name it to a tuning process",
+                 device_.name);
+    return nullptr;
+  }
+  TuneCommand command;
+  try {
+    command.executable = find_cli_executable();
+  } catch (const NotFoundError& e) {
+    spdlog::warn("tuning at first use stays off: {}", e.what());
+    return nullptr;
+  }
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  command.database = error ? path : absolute.string();
+  command.device_uuid = device_.uuid;
+  command.evaluations = settings.evaluations;
+  command.compile_threads = background_tune_threads();
+
+  FirstUseTunerOptions tuner;
+  tuner.launch = [command](const KernelProblem& problem) {
+    return start_tune_process(tune_arguments(command, problem));
+  };
+  tuner.still_needed = [this](const KernelProblem& problem) {
+    return !rests_on_tuning(selector_.select(problem), problem);
+  };
+  tuner.finished = [this](const KernelProblem& problem, const TuneOutcome&) { adopt_tuned(problem); };
+  // Beside the database and named after the GPU: processes tuning the same GPU into it take turns.
+  tuner.lock_path = fmt::format("{}.tune-{}.lock", command.database, device_.uuid);
+  spdlog::debug("tuning at first use on {} with {} ({} evaluations per problem)", device_.name,
+                command.executable, command.evaluations);
+  return std::make_unique<FirstUseTuner>(std::move(tuner));
+}
+
+void Runtime::adopt_tuned(const KernelProblem& problem) {
+  selector_.refresh();
+  Selection selection = selector_.select(problem);
+  if (!rests_on_tuning(selection, problem)) {
+    throw NotFoundError(
+        fmt::format("no stored result of the tune serves {} ({})", problem.to_string(), selection.basis));
+  }
+  // The plan serving meanwhile goes on serving until this one's kernel is loaded (or compiled, here on the
+  // tuner's thread: the tuner stores its cubins, so this is rare).
+  cuda::DeviceGuard guard(device_.ordinal);
+  std::shared_ptr<Plan> plan = make_plan(problem, std::move(selection), true);
+  spdlog::debug("{} on {}: tuned at first use, now {} {}", problem.to_string(), device_.name,
+                to_string(plan->selection.level),
+                plan->selection.choice ? plan->selection.choice->config.key() : "cuBLAS");
+  std::unique_lock lock(plans_mutex_);
+  // A problem cleared from the cache meanwhile is planned again at its next call.
+  if (auto it = plans_.find(problem); it != plans_.end()) it->second = std::move(plan);
 }
 
 void Runtime::kernel_ready(const std::string& key, const std::shared_ptr<const rtc::GemmKernel>& kernel) {
@@ -198,6 +286,7 @@ PlanInfo Runtime::describe_plan(const Plan& plan, const KernelProblem& problem) 
     info.basis = fmt::format("cuBLAS serves while {} {} compiles in the background; then: {}",
                              info.template_name, info.config, plan.selection.basis);
   }
+  if (first_use_ && first_use_->pending(problem)) info.basis += "; being tuned in the background (first use)";
   return info;
 }
 
@@ -235,6 +324,9 @@ PlanInfo Runtime::query(const GemmShape& shape) {
 
 void Runtime::clear_cache() {
   std::lock_guard<std::mutex> building(build_mutex_);
+  // A tune in flight is ended (the next one resumes its stored trials); problems planned again are queued
+  // again unless they were tuned.
+  if (first_use_) first_use_->stop();
   kernels_.wait_idle();
   {
     cuda::DeviceGuard guard(device_.ordinal);
@@ -265,6 +357,13 @@ RuntimeStats Runtime::stats() const {
   s.cubins_shipped = kernels_.loaded_from_shipped();
   s.misses_recorded = misses_recorded_.load();
   s.compiles_pending = kernels_.pending();
+  if (first_use_) {
+    const FirstUseStats tunes = first_use_->stats();
+    s.tunes_queued = tunes.queued;
+    s.tunes_running = tunes.running;
+    s.tunes_finished = tunes.finished;
+    s.tunes_failed = tunes.failed;
+  }
   return s;
 }
 

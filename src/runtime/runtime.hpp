@@ -18,6 +18,7 @@
 #include "rtc/gemm_kernel.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "runtime/beta_scaler.hpp"
+#include "runtime/first_use_tuner.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/scratch_pool.hpp"
 #include "runtime/selection.hpp"
@@ -49,8 +50,8 @@ class Runtime {
  public:
   /// Throws NoDeviceError, ArchMismatchError, DatabaseError (see gemmforge::Runtime).
   explicit Runtime(const RuntimeOptions& options);
-  /// Stops background compilations, then waits for the device, like cublasDestroy, so no launched kernel
-  /// outlives its module.
+  /// Stops tuning at first use and background compilations, then waits for the device, like cublasDestroy,
+  /// so no launched kernel outlives its module.
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -68,10 +69,19 @@ class Runtime {
  private:
   /// Builds and caches the plan of `problem` unless another thread did; serialized by build_mutex_.
   void build_plan(const KernelProblem& problem);
+  /// The plan of `selection` for `problem`, its kernel loaded if it is in memory or stored; else compiled
+  /// now when `compile` is set, or left null (the caller compiles it in the background).
+  std::shared_ptr<Plan> make_plan(const KernelProblem& problem, Selection selection, bool compile);
   void launch(const Plan& plan, const KernelCall& call, cudaStream_t stream);
   /// A kernel compiled in the background: the plans cuBLAS served while waiting for it launch it now.
   void kernel_ready(const std::string& key, const std::shared_ptr<const rtc::GemmKernel>& kernel);
   PlanInfo describe_plan(const Plan& plan, const KernelProblem& problem) const;
+
+  /// The first-use tuner of `options`, or null when first-use tuning is off or cannot work here (said once).
+  std::unique_ptr<FirstUseTuner> make_first_use_tuner(const RuntimeOptions& options);
+  /// On the tuner's thread, once `problem` is tuned: the model learns the new trials, and the problem's
+  /// plan becomes its tuned result, loaded before it replaces the plan serving meanwhile.
+  void adopt_tuned(const KernelProblem& problem);
 
   const TemplateLibrary& library_;
   DeviceInfo device_;
@@ -89,8 +99,10 @@ class Runtime {
   mutable std::shared_mutex plans_mutex_;
   std::unordered_map<KernelProblem, std::shared_ptr<const Plan>, ProblemHash> plans_;
   std::atomic<uint64_t> misses_recorded_{0};
-  // Last, so it goes first: its background threads call kernel_ready, which uses the members above.
+  // Late, so it goes early: its background threads call kernel_ready, which uses the members above.
   KernelCache kernels_;
+  // Last, so it goes first: its thread calls adopt_tuned, which uses every member above. Null when off.
+  std::unique_ptr<FirstUseTuner> first_use_;
 };
 
 }  // namespace gemmforge::runtime

@@ -2,10 +2,14 @@
 // measuring in an isolated worker process and recording every trial in the tuning database.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <sstream>
 
 #include "cli_common.hpp"
 #include "cuda/device.hpp"
@@ -23,6 +27,8 @@ struct TuneCliOptions {
   std::string shapes_file;
   std::string layout = "nn";
   std::string order = "row";
+  std::string align;
+  bool print_problems = false;
   std::string strategy = "guided";
   size_t max_evals = 128;
   double time_s = 0;
@@ -51,15 +57,41 @@ std::string command_line() {
   return text.empty() ? "gemmforge tune" : text;
 }
 
+// --align "A,B,C": the vector width in elements (1, 2 or 4) of each operand as the call names them.
+std::optional<std::array<int, 3>> parse_align(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::array<int, 3> align{};
+  char comma1 = 0, comma2 = 0;
+  std::istringstream in(text);
+  std::string rest;
+  const bool read = static_cast<bool>(in >> align[0] >> comma1 >> align[1] >> comma2 >> align[2]);
+  if (!read || comma1 != ',' || comma2 != ',' || (in >> rest) ||
+      std::any_of(align.begin(), align.end(), [](int a) { return a != 1 && a != 2 && a != 4; })) {
+    throw InvalidArgumentError(fmt::format(
+        "--align '{}' must be three widths in elements from 1, 2 and 4 for A, B and C, e.g. 4,4,1", text));
+  }
+  return align;
+}
+
 std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
+  const std::optional<std::array<int, 3>> align = parse_align(o.align);
   std::vector<KernelProblem> problems;
   for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
     if (s.m == 0 || s.n == 0 || s.k == 0) {
       throw InvalidArgumentError(
           fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", s.m, s.n, s.k));
     }
-    problems.push_back(make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout,
-                                    s.order.empty() ? o.order : s.order));
+    const std::string order = s.order.empty() ? o.order : s.order;
+    KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order);
+    if (align) {
+      // The tuner lays its operands out with leading dimensions that give exactly these widths. A
+      // column-major call is the row-major problem of C^T, whose left operand is the call's B.
+      const bool row = parse_order(order) == Order::kRowMajor;
+      p.align_a = row ? (*align)[0] : (*align)[1];
+      p.align_b = row ? (*align)[1] : (*align)[0];
+      p.align_c = (*align)[2];
+    }
+    problems.push_back(p);
   }
   return problems;
 }
@@ -122,6 +154,14 @@ int run_tune(const TuneCliOptions& o) {
   Pins pins;
   for (const std::string& pin : o.pins) add_pin(pins, pin);
   std::vector<KernelProblem> problems = problems_from_shapes(o);
+  if (o.print_problems) {
+    if (o.from_misses) {
+      throw InvalidArgumentError(
+          "--print-problems lists the problems of --shape and --shapes; those of --from-misses need the GPU");
+    }
+    for (const KernelProblem& p : problems) fmt::print("{}\n", p.to_string());
+    return 0;
+  }
   if (problems.empty() && !o.from_misses) {
     throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
   }
@@ -176,6 +216,11 @@ Command register_tune(CLI::App& app) {
                   "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--align", o->align,
+                  "Vector width in elements (1, 2 or 4) of A, B and C, e.g. 4,4,1: the tuner picks leading "
+                  "dimensions that give exactly these (default: those of tight leading dimensions)");
+  cmd->add_flag("--print-problems", o->print_problems,
+                "Print the canonical problems that would be tuned, one per line, and exit (needs no GPU)");
   cmd->add_option("--strategy", o->strategy, "exhaustive, random or guided")->capture_default_str();
   cmd->add_option("--max-evals", o->max_evals, "Evaluations per problem, stored ones included (0: no limit)")
       ->capture_default_str();
