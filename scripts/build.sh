@@ -3,6 +3,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
-cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release > "$here/build.configure.log" 2>&1 || {
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > "$here/build.configure.log" 2>&1 || {
   cat "$here/build.configure.log"; exit 1; }
 cmake --build "$here/build" -j "$(nproc)"

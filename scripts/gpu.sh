@@ -17,7 +17,9 @@ case "$mode" in
     src=${GEMMFORGE_STAGE_TREE:-/tmp/gemmforge-stage}
     [ -e "$src/.git" ] || git -C "$here" worktree add -f --detach "$src" HEAD > /dev/null
     git -C "$src" checkout -q --detach "$(git -C "$here" rev-parse HEAD)"
-    cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+    launcher=()
+    command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > /dev/null
     targets="gemmforge_cli gemmforge_gpu_tests"
     cmake --build "$src/build" --target help | grep -q gemmforge_worker && targets="$targets gemmforge_worker"
     cmake --build "$src/build" -j "$(nproc)" --target $targets

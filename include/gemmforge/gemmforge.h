@@ -34,7 +34,9 @@ typedef enum { GEMMFORGE_OP_N = 0, GEMMFORGE_OP_T = 1, GEMMFORGE_OP_C = 2 } gemm
 
 /** Creates a handle on the current CUDA device with the default tuning database ($GEMMFORGE_DB, else
  *  $XDG_CACHE_HOME/gemmforge/gemmforge.db, else ~/.cache/gemmforge/gemmforge.db). *handle is NULL after a
- *  failure: GEMMFORGE_STATUS_NO_DEVICE without a GPU, ARCH_MISMATCH, DATABASE_ERROR. */
+ *  failure: GEMMFORGE_STATUS_NO_DEVICE without a GPU, ARCH_MISMATCH, DATABASE_ERROR. With the environment
+ *  variable GEMMFORGE_TUNE_AT_FIRST_USE=1 the handle tunes the problems it serves untuned in the background
+ *  (GEMMFORGE_TUNE_BUDGET=N evaluations each; see RuntimeOptions::tune_at_first_use in gemmforge.hpp). */
 gemmforgeStatus_t gemmforgeCreate(gemmforgeHandle_t* handle);
 
 /** As gemmforgeCreate with the tuning database at `path` (NULL: the default; ":memory:": a private one). */

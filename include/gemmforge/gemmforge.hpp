@@ -18,36 +18,43 @@ namespace runtime {
 class Runtime;
 }
 
-/// Which level of the fallback chain chose the kernel for a problem, best first.
+/// How the kernel for a problem was chosen.
 enum class PlanLevel {
-  kExact,          ///< the problem itself was tuned on this GPU model (user's database)
-  kNearest,        ///< the nearest tuned problem of this GPU model: same dtype and layout, log-space distance
-  kDeviceDefault,  ///< the config best on average over this GPU model's tuned problems
-  kShipped,        ///< results shipped inside gemmforge for this GPU model (see PlanInfo::shipped_match)
-  kHeuristic,      ///< a template seed fitted to the problem: valid on every supported GPU, never tuned
+  kExact,   ///< the problem itself was tuned on this GPU model (user's database or shipped results)
+  kModel,   ///< the performance model's fastest prediction among proven configs fitted to the problem
+  kVendor,  ///< cuBLAS serves the call: measured or predicted faster than every generated kernel, or
+            ///< serving while the generated kernel compiles in the background
 };
 
-/// "exact", "nearest", "device-default", "shipped", "heuristic".
+/// "exact", "model", "vendor".
 const char* to_string(PlanLevel level) noexcept;
 
 /// What gemmforge launches for one problem, and why.
 struct PlanInfo {
-  std::string problem;        ///< canonical (row-major) problem, e.g. "f32 nn 4096x4096x4096 align 4/4/4"
-  std::string device;         ///< GPU model the answer is for
-  std::string template_name;  ///< e.g. "sgemm_simt"
-  std::string config;         ///< e.g. "BM=128,BN=128,..."
-  PlanLevel level = PlanLevel::kHeuristic;
-  /// For PlanLevel::kShipped: how the shipped results answered (kExact, kNearest or kDeviceDefault).
-  std::optional<PlanLevel> shipped_match;
-  /// One sentence saying where the config comes from.
+  std::string problem;  ///< canonical (row-major) problem, e.g. "f32 nn 4096x4096x4096 align 4/4/4"
+  std::string device;   ///< GPU model the answer is for
+  PlanLevel level = PlanLevel::kModel;
+  /// One sentence saying where the choice comes from, and that the problem is being tuned in the
+  /// background where it is (RuntimeOptions::tune_at_first_use).
   std::string basis;
-  /// The tuned problem whose measurement chose the config (the asked problem for an exact match);
-  /// empty for the device default and the heuristic.
+  /// Where the results behind the choice come from: "database /path/gemmforge.db", "shipped results", or,
+  /// for the model, every source of its measurements and the GPU models they were taken on.
+  std::string source;
+  /// The generated kernel: the one launched, or for PlanLevel::kVendor the fastest generated candidate
+  /// (empty when there is none). Launch geometry below is this kernel's.
+  std::string template_name;  ///< e.g. "sgemm_tf32x3"
+  std::string config;         ///< e.g. "BM=128,BN=128,..."
+  /// The tuned problem whose measurement chose the config (kExact: the asked problem itself).
   std::string tuned_problem;
-  /// Median time and speed relative to cuBLAS (above 1: faster) measured on tuned_problem.
+  /// Median time of the generated kernel: measured on tuned_problem for kExact, predicted by the model
+  /// otherwise (time_predicted).
   std::optional<double> time_ms;
+  bool time_predicted = false;
+  /// cuBLAS's time on the problem, measured while tuning or predicted by the model of it.
+  std::optional<double> vendor_ms;
+  /// Speed of the generated kernel relative to cuBLAS (above 1: faster), from the times above.
   std::optional<double> ratio_vs_cublas;
-  // Launch geometry for the asked problem (once it has run: the geometry its launches use).
+  // Launch geometry of the generated kernel for the asked problem.
   int64_t tiles = 0;
   int64_t split_k = 1;
   /// Stream-K: the first whole_tiles tiles run one per block, and stream_blocks blocks share the K
@@ -92,6 +99,24 @@ struct RuntimeOptions {
   bool record_misses = true;
   /// Consult the results built into gemmforge when the database knows nothing better.
   bool use_shipped_results = true;
+  /// Serve cuBLAS (PlanLevel::kVendor) where it is measured or predicted faster than every generated
+  /// kernel, and while a generated kernel compiles. The environment variable GEMMFORGE_VENDOR=0 turns it
+  /// off too; then every call runs a generated kernel, waiting for its compilation if need be.
+  bool use_vendor = true;
+  /// Tune at first use: a problem without a tuned result on this GPU model is served at once (by the
+  /// performance model, or cuBLAS) while `gemmforge tune` measures it with a small budget in a process of
+  /// its own, in the background: one problem at a time per GPU (processes tuning the same GPU take turns
+  /// through a lock file beside the database), never on the caller's stream and never blocking a call.
+  /// Once the tuned result is stored, the problem's later calls launch it. Each problem is tuned at most
+  /// once per Runtime, and a failed tune is not retried. Needs the gemmforge executable ($GEMMFORGE_CLI,
+  /// else beside the application, in the build tree, or installed) and a database file the tuning process
+  /// can open: with ":memory:" it stays off, with a warning. The environment variable
+  /// GEMMFORGE_TUNE_AT_FIRST_USE=1 turns it on and =0 off, whatever is set here (so a C API user, or an
+  /// application that cannot be rebuilt, can choose).
+  bool tune_at_first_use = false;
+  /// Evaluations per problem tuned at first use (at least 1), stored trials included (a tune that was
+  /// interrupted resumes where it stopped). The environment variable GEMMFORGE_TUNE_BUDGET=N overrides it.
+  size_t first_use_evaluations = 24;
 };
 
 /// Counters of what a Runtime did, for tests and diagnostics.
@@ -100,7 +125,15 @@ struct RuntimeStats {
   uint64_t kernels = 0;               ///< distinct kernels loaded on the device
   uint64_t nvrtc_compiles = 0;        ///< GEMM kernels compiled with NVRTC by this Runtime
   uint64_t cubins_from_database = 0;  ///< kernels loaded from cubins stored in the database
+  uint64_t cubins_shipped = 0;        ///< kernels loaded from cubins shipped with gemmforge
   uint64_t misses_recorded = 0;       ///< problems recorded as misses by this Runtime
+  uint64_t vendor_plans = 0;          ///< plans served by cuBLAS at the moment
+  uint64_t compiles_pending = 0;      ///< kernels compiling in the background
+  // Tuning at first use (RuntimeOptions::tune_at_first_use); all zero when it is off.
+  uint64_t tunes_queued = 0;    ///< problems waiting for their tune
+  uint64_t tunes_running = 0;   ///< 1 while a problem is tuned (waiting its turn, measured, or loaded)
+  uint64_t tunes_finished = 0;  ///< tunes that ended with a stored result (their problems re-planned)
+  uint64_t tunes_failed = 0;    ///< tunes that failed; their problems keep their plans and are not retried
 };
 
 /// No kernel template of gemmforge runs on the GPU: its compute capability is below every template's
@@ -114,18 +147,22 @@ class ArchMismatchError : public Error {
 /// caches and the scratch of split-K launches (semaphores, workspace: one set per stream); launches on
 /// streams the caller owns (borrowed per call, never synchronized or destroyed).
 ///
-/// The first call for a problem chooses a config (database lookups down the fallback chain), loads its
-/// kernel (from memory, else a cubin stored in the database, else NVRTC, storing the cubin) and caches
-/// the plan. Later calls for the same problem query no database, compile nothing and allocate nothing
-/// (a split-K plan allocates its scratch once on each new stream).
+/// The first call for a problem chooses a kernel: the problem's own tuned result on this GPU model, else
+/// the config a performance model (fitted on every measurement of this GPU architecture, in the database
+/// and shipped with gemmforge) predicts fastest; cuBLAS where it is measured or predicted faster. It loads
+/// the kernel from memory, a cubin in the database or shipped with gemmforge; one that must be compiled is
+/// compiled in the background while cuBLAS serves the calls (or, with use_vendor off, compiled at once).
+/// Later calls query no database, compile nothing and allocate nothing (a split-K plan allocates its
+/// scratch once on each new stream). Constructing a Runtime starts reading the shipped results and fitting
+/// the model in the background. With RuntimeOptions::tune_at_first_use, problems served without a tuned
+/// result are also tuned in the background, and switch to their tuned kernel once it is stored.
 ///
 /// Element types: FP32 today. Others arrive as overloads of gemm() on their element type (FP16, BF16)
-/// or as a Dtype of the float overload (TF32); the problem key, the database and the fallback chain
-/// already carry the dtype.
+/// or as a Dtype of the float overload (TF32); the problem key and the database already carry the dtype.
 ///
 /// Thread-safe: any number of threads may call gemm() concurrently, on the same or different streams.
-/// The destructor waits for the GPU, as cublasDestroy does. Move-only; a moved-from Runtime may only be
-/// destroyed or assigned to.
+/// The destructor ends a tune at first use in flight and waits for the GPU, as cublasDestroy does. Move-only;
+/// a moved-from Runtime may only be destroyed or assigned to.
 class Runtime {
  public:
   /// Throws NoDeviceError without a usable GPU, ArchMismatchError when no template runs on it,
@@ -149,9 +186,14 @@ class Runtime {
   /// The plan gemm() uses (or would use) for a shape, without compiling or launching anything.
   PlanInfo query(const GemmShape& shape) const;
 
-  /// Drops every cached plan and kernel, so the next calls go down the fallback chain and load kernels
-  /// again (from the database's cubins). Waits for the device; must not run concurrently with gemm().
+  /// Drops every cached plan and kernel, so the next calls choose and load kernels again (from the
+  /// database's cubins). Ends a tune at first use in flight (the next one resumes its stored trials),
+  /// waits for background compilations and the device; must not run concurrently with gemm().
   void clear_cache();
+
+  /// Blocks until every kernel compiling in the background is loaded and the plans that cuBLAS served in
+  /// the meantime launch it. A benchmark calls it after its warm-up.
+  void wait_for_compiles();
 
   RuntimeStats stats() const;
   /// Name of the GPU served, e.g. "NVIDIA H100 80GB HBM3".

@@ -67,6 +67,8 @@ DeviceInfo DeviceInfo::nominal(const std::string& arch) {
       d.max_blocks_per_sm = 32;
       d.l2_bytes = 40 * 1024 * 1024;
       d.clock_khz = 1410000;
+      d.memory_clock_khz = 1215000;  // HBM2, 1.56 TB/s
+      d.memory_bus_width = 5120;
       break;
     case 86:  // GA102
     case 89:  // AD102
@@ -77,6 +79,8 @@ DeviceInfo DeviceInfo::nominal(const std::string& arch) {
       d.max_blocks_per_sm = cc == 86 ? 16 : 24;
       d.l2_bytes = (cc == 86 ? 6 : 72) * 1024 * 1024;
       d.clock_khz = cc == 86 ? 1860000 : 2520000;
+      d.memory_clock_khz = cc == 86 ? 9751000 : 10501000;  // GDDR6X, 0.94 and 1.01 TB/s
+      d.memory_bus_width = 384;
       break;
     case 90:  // H100 SXM
       d.sm_count = 132;
@@ -86,6 +90,8 @@ DeviceInfo DeviceInfo::nominal(const std::string& arch) {
       d.max_blocks_per_sm = 32;
       d.l2_bytes = 50 * 1024 * 1024;
       d.clock_khz = 1980000;
+      d.memory_clock_khz = 2619000;  // HBM3, 3.35 TB/s
+      d.memory_bus_width = 5120;
       break;
     default:
       throw InvalidArgumentError(

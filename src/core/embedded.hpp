@@ -1,5 +1,5 @@
 // Files built into the library by cmake/embed_files.cmake: the kernel templates, the database schema and
-// the shipped tuning results.
+// the shipped tuning results and cubins.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,8 @@ namespace gemmforge::embedded {
 struct File {
   const char* path;  ///< relative to the folder it was embedded from
   const unsigned char* data;
-  std::size_t size;
+  const unsigned char* end;  ///< one past the last byte (a zero byte follows it)
+  std::size_t size() const { return static_cast<std::size_t>(end - data); }
 };
 
 extern const File kTemplates[];  // templates/

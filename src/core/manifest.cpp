@@ -182,12 +182,18 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
     m.launch_.stream_waves = launch_expr("stream_waves", "0");
     m.launch_.wave = launch_expr("wave", "device.sm_count");
+    // How K slices are summed: the same for every config ("split_reduction"), or chosen by one
+    // ("parallel_split", an expression: nonzero for the parallel reduction).
     const std::string reduction = launch.value("split_reduction", "serial");
     if (reduction != "serial" && reduction != "parallel") {
       throw InvalidArgumentError(fmt::format(
           "{}: launch.split_reduction is '{}'; it must be 'serial' or 'parallel'", origin, reduction));
     }
-    m.launch_.parallel_split = reduction == "parallel";
+    if (launch.contains("split_reduction") && launch.contains("parallel_split")) {
+      throw InvalidArgumentError(
+          fmt::format("{}: launch gives both split_reduction and parallel_split; give one", origin));
+    }
+    m.launch_.parallel_split = launch_expr("parallel_split", reduction == "parallel" ? "1" : "0");
 
     for (const json& seed : doc.value("seeds", json::array())) {
       Config::Values values;
@@ -289,17 +295,31 @@ std::vector<int64_t> Manifest::symbols_for(const Config& normalized, const Devic
   return symbols;
 }
 
-std::vector<Violation> Manifest::violations(const Config& config, const DeviceInfo* device,
-                                            const KernelProblem* problem) const {
-  const Config normalized = normalize(config);
-  const std::vector<int64_t> symbols = symbols_for(normalized, device, problem);
+namespace {
+
+std::vector<Violation> broken_rules(const std::vector<Constraint>& rules, const std::vector<int64_t>& symbols,
+                                    const DeviceInfo* device, const KernelProblem* problem) {
   std::vector<Violation> broken;
-  for (const Constraint& c : constraints_) {
+  for (const Constraint& c : rules) {
     const BoundExpression& e = c.condition;
     if ((e.needs_device && device == nullptr) || (e.needs_problem && problem == nullptr)) continue;
     if (e.evaluate(symbols.data()) == 0) broken.push_back(Violation{&c});
   }
   return broken;
+}
+
+}  // namespace
+
+std::vector<Violation> Manifest::violations(const Config& config, const DeviceInfo* device,
+                                            const KernelProblem* problem) const {
+  const Config normalized = normalize(config);
+  return broken_rules(constraints_, symbols_for(normalized, device, problem), device, problem);
+}
+
+std::vector<Violation> Manifest::pruned_by(const Config& config, const DeviceInfo& device,
+                                           const KernelProblem& problem) const {
+  const Config normalized = normalize(config);
+  return broken_rules(pruning_, symbols_for(normalized, &device, &problem), &device, &problem);
 }
 
 Config Manifest::check(const Config& config, const DeviceInfo* device, const KernelProblem* problem) const {
@@ -355,7 +375,7 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   g.k_per_split = (g.k_per_split + g.k_granule - 1) / g.k_granule * g.k_granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
   g.semaphores = g.split_k > 1 ? g.tiles : 0;
-  if (g.split_k > 1 && launch_.parallel_split) {
+  if (g.split_k > 1 && launch_.parallel_split.evaluate(symbols.data()) != 0) {
     g.workspace_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
   }
 

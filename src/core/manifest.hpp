@@ -104,6 +104,9 @@ class Manifest {
   /// All constraints the config breaks; those needing a device or problem are checked only when given.
   std::vector<Violation> violations(const Config& config, const DeviceInfo* device = nullptr,
                                     const KernelProblem* problem = nullptr) const;
+  /// The pruning rules the config breaks for a problem on a device (rules needing neither are checked too).
+  std::vector<Violation> pruned_by(const Config& config, const DeviceInfo& device,
+                                   const KernelProblem& problem) const;
   /// normalize() then violations(); throws InvalidArgumentError naming every broken constraint.
   Config check(const Config& config, const DeviceInfo* device = nullptr,
                const KernelProblem* problem = nullptr) const;
@@ -147,8 +150,8 @@ class Manifest {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
     BoundExpression stream_waves;  // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
     BoundExpression wave;          // blocks the device runs at once
-    bool parallel_split =
-        false;  // slices write partial tiles and the last one sums them, vs. taking turns in C
+    // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
+    BoundExpression parallel_split;
   } launch_;
 };
 

@@ -62,7 +62,7 @@ TemplateLibrary TemplateLibrary::builtin() {
   std::map<std::string, std::string> files;
   for (std::size_t i = 0; i < embedded::kTemplatesCount; ++i) {
     const embedded::File& file = embedded::kTemplates[i];
-    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size);
+    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size());
   }
   return from_files(files, "built-in templates");
 }

@@ -5,6 +5,14 @@
 
 namespace gemmforge::cuda {
 
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  cublasGetProperty(MAJOR_VERSION, &major);
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
 CublasHandle::~CublasHandle() {
   if (handle_ == nullptr) return;
   const cublasStatus_t status = cublasDestroy(handle_);

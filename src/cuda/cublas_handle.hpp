@@ -1,6 +1,8 @@
 // A cuBLAS handle, the correctness reference and the speed yardstick. Move-only.
 #pragma once
 
+#include <string>
+
 #include <cublas_v2.h>
 
 #include <utility>
@@ -9,6 +11,9 @@
 #include "cuda/check.hpp"
 
 namespace gemmforge::cuda {
+
+/// "cuBLAS 13.0.2", from the library linked in; needs no GPU.
+std::string cublas_version();
 
 class CublasHandle {
  public:

@@ -142,7 +142,7 @@ constexpr const char* kUpsertBest = R"sql(
 constexpr const char* kFastestServable = R"sql(
   SELECT id FROM trials
   WHERE device_id = :device_id AND problem_id = :problem_id AND status = 'ok' AND servable = 1
-    AND time_median_ms IS NOT NULL
+    AND time_median_ms IS NOT NULL AND template_id NOT IN (SELECT id FROM templates WHERE name = :vendor)
   ORDER BY time_median_ms, id LIMIT 1
 )sql";
 
@@ -208,6 +208,7 @@ void Database::elect_fastest(int64_t device_id, int64_t problem_id) {
     sql::ResetOnExit done(fastest);
     fastest.bind(":device_id", device_id);
     fastest.bind(":problem_id", problem_id);
+    fastest.bind(":vendor", kVendorTemplate);
     if (fastest.executeStep()) found = fastest.getColumn(0).getInt64();
   }
   if (found) {
@@ -252,6 +253,10 @@ int64_t Database::record_trial(const TrialRecord& trial, BestUpdate update) {
       query.bind(":config_key", trial.config_key);
       query.executeStep();
       id = query.getColumn(0).getInt64();
+    }
+    if (trial.template_name == kVendorTemplate) {  // a yardstick, never served from the best table
+      transaction.commit();
+      return id;
     }
     const bool ok = trial.status == TrialStatus::kOk && trial.servable;
     const BestRecord mine{trial.device_id, problem_id, id};

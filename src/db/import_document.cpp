@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/config.hpp"
 #include "db/exchange_fields.hpp"
@@ -204,6 +205,38 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Co
     }
   }
   return imported;
+}
+
+ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
+                                     double error_bound) {
+  const JsonField root(document, "");
+  root.object();
+  for (const char* required : {"format", "format_version", "devices", "results"}) root.at(required);
+  for (const auto& [key, value] : document.items()) check_header_member(key, value);
+  ImportDocument parsed;
+  std::set<std::string> device_uuids;
+  const JsonField devices = root.at("devices");
+  for (size_t i = 0; i < devices.array().size(); ++i) {
+    const JsonField entry = devices.element(i);
+    parsed.devices.push_back(parse_device_entry(entry));
+    if (!device_uuids.insert(parsed.devices.back().uuid).second) {
+      entry.at("uuid").fail(fmt::format("\"{}\" is listed twice", parsed.devices.back().uuid));
+    }
+  }
+  const auto entries = [&](const char* key, bool is_result, std::vector<ImportedTrial>& out) {
+    const std::optional<JsonField> list = root.find(key);
+    if (!list) return;
+    for (size_t i = 0; i < list->array().size(); ++i) {
+      const JsonField entry = list->element(i);
+      out.push_back(parse_trial_entry(entry, is_result, validate, error_bound));
+      if (device_uuids.count(out.back().device_uuid) == 0) {
+        entry.at("device").fail(fmt::format("\"{}\" is not listed in devices", out.back().device_uuid));
+      }
+    }
+  };
+  entries("results", true, parsed.results);
+  entries("trials", false, parsed.trials);
+  return parsed;
 }
 
 }  // namespace gemmforge::db

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "core/device_info.hpp"
 #include "db/exchange.hpp"
@@ -33,5 +34,17 @@ DeviceInfo parse_device_entry(const JsonField& entry);
 /// duplicates and the template source are the importer's to check.
 ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ConfigValidator& validate,
                                 double error_bound);
+
+/// A whole document held in memory, checked as an import checks it (header, devices listed once, entries,
+/// device references), without a database.
+struct ImportDocument {
+  std::vector<DeviceInfo> devices;  ///< uuid holds the document's key ("GPU-..." or "model:<name>")
+  std::vector<ImportedTrial> results;
+  std::vector<ImportedTrial> trials;
+};
+
+/// Throws InvalidArgumentError naming the JSON path of the first fault.
+ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
+                                     double error_bound);
 
 }  // namespace gemmforge::db

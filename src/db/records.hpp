@@ -24,6 +24,13 @@ enum class TrialStatus {
   kInvalid,       ///< skipped: the config breaks a constraint of its manifest
 };
 
+/// The template name of cuBLAS's trial of a problem, which `gemmforge tune` records as one more candidate:
+/// the yardstick every generated kernel is compared with. It is never a problem's best (the best table serves
+/// generated kernels; whether cuBLAS serves instead is the runtime's decision).
+inline constexpr const char* kVendorTemplate = "cublas";
+/// Its config: cublasSgemm with math mode 0, CUBLAS_DEFAULT_MATH (no TF32).
+inline constexpr const char* kVendorConfig = "MATH_MODE=0";
+
 /// "ok", "wrong_result", "compile_error", "launch_error", "crashed", "timeout", "spills", "invalid".
 const char* to_string(TrialStatus status) noexcept;
 /// Inverse of to_string; throws InvalidArgumentError listing the known values.

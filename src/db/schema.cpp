@@ -95,7 +95,7 @@ const std::vector<Migration>& builtin_migrations() {
   static const std::vector<Migration> migrations = [] {
     if (embedded::kSchemaCount != 1) throw InternalError("the library was built without db/schema.sql");
     const embedded::File& file = embedded::kSchema[0];
-    const std::string_view text(reinterpret_cast<const char*>(file.data), file.size);
+    const std::string_view text(reinterpret_cast<const char*>(file.data), file.size());
     try {
       return parse_migrations(text, "db/schema.sql (built in)");
     } catch (const InvalidArgumentError& e) {

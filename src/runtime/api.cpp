@@ -34,6 +34,10 @@ void Runtime::clear_cache() {
   impl_->clear_cache();
 }
 
+void Runtime::wait_for_compiles() {
+  impl_->wait_for_compiles();
+}
+
 RuntimeStats Runtime::stats() const {
   return impl_->stats();
 }

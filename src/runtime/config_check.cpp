@@ -44,6 +44,14 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
 db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
   return [&library](const std::string& template_name, const std::string& config_key,
                     const KernelProblem& problem) {
+    if (template_name == db::kVendorTemplate) {  // cuBLAS's own trial: it has no manifest
+      if (config_key != db::kVendorConfig || problem.dtype != Dtype::kF32) {
+        throw InvalidArgumentError(fmt::format("a {} trial is {} f32 {}, not {} {}", db::kVendorTemplate,
+                                               db::kVendorTemplate, db::kVendorConfig,
+                                               to_string(problem.dtype), config_key));
+      }
+      return;
+    }
     const Manifest& manifest = library.get(template_name).manifest;  // NotFoundError names the known ones
     check_dtype(manifest, problem);
     manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);

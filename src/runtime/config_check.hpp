@@ -29,7 +29,7 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
 
 /// Import validator wired to the manifests: the template is known and computes the problem's dtype, and
 /// the config normalizes and satisfies the constraints that depend on the problem alone (device limits
-/// are checked again when a result is served).
+/// are checked again when a result is served); or it is cuBLAS's trial of an f32 problem.
 db::ConfigValidator manifest_validator(const TemplateLibrary& library);
 
 }  // namespace gemmforge::runtime

@@ -34,17 +34,34 @@ std::string upper(std::string text) {
   return text;
 }
 
-// The recorded devices `name` matches in one source, and the distinct model names among them.
-std::optional<ModelDevice> recorded(const std::string& name, TunedSource& source) {
-  const std::vector<db::DeviceRecord> found = source.devices_matching(name);
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// The devices `name` matches in one source, as Database::devices_matching matches them (a uuid, the whole
+// name ignoring case, else a part of it), and the distinct model names among them.
+std::optional<ModelDevice> recorded(const std::string& name, ResultSource& source) {
+  const std::vector<DeviceInfo> devices = source.devices();
+  std::vector<const DeviceInfo*> found;
+  for (const DeviceInfo& d : devices) {
+    if (d.uuid == name) found.push_back(&d);
+  }
+  for (const bool whole : {true, false}) {
+    if (!found.empty()) break;
+    for (const DeviceInfo& d : devices) {
+      const std::string model = lower(d.name), wanted = lower(name);
+      if (whole ? model == wanted : model.find(wanted) != std::string::npos) found.push_back(&d);
+    }
+  }
   std::set<std::string> models;
-  for (const db::DeviceRecord& d : found) models.insert(d.info.name);
+  for (const DeviceInfo* d : found) models.insert(d->name);
   if (models.size() > 1) {
     throw InvalidArgumentError(fmt::format("GPU model '{}' is ambiguous in {}: it matches {}", name,
                                            source.label(), fmt::join(models, ", ")));
   }
   if (found.empty()) return std::nullopt;
-  return ModelDevice{found.front().info, source.label()};
+  return ModelDevice{*found.front(), source.label()};
 }
 
 }  // namespace
@@ -57,7 +74,7 @@ std::optional<std::string> known_model_arch(const std::string& name) {
   return std::nullopt;
 }
 
-ModelDevice model_device(const std::string& name, TunedSource* user, TunedSource& shipped) {
+ModelDevice model_device(const std::string& name, ResultSource* user, ResultSource& shipped) {
   if (name.empty()) throw InvalidArgumentError("the GPU model name is empty");
   if (user != nullptr) {
     if (std::optional<ModelDevice> device = recorded(name, *user)) return std::move(*device);

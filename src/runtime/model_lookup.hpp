@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/device_info.hpp"
-#include "runtime/tuned_source.hpp"
+#include "runtime/result_source.hpp"
 
 namespace gemmforge::runtime {
 
@@ -22,6 +22,6 @@ std::optional<std::string> known_model_arch(const std::string& name);
 /// The device `name` stands for: a device recorded in `user` (may be null), then in `shipped`, whose
 /// name equals or contains `name`; else a known model with nominal limits. Throws InvalidArgumentError
 /// when several models match, NotFoundError when none does.
-ModelDevice model_device(const std::string& name, TunedSource* user, TunedSource& shipped);
+ModelDevice model_device(const std::string& name, ResultSource* user, ResultSource& shipped);
 
 }  // namespace gemmforge::runtime

@@ -7,14 +7,10 @@ const char* to_string(PlanLevel level) noexcept {
   switch (level) {
     case PlanLevel::kExact:
       return "exact";
-    case PlanLevel::kNearest:
-      return "nearest";
-    case PlanLevel::kDeviceDefault:
-      return "device-default";
-    case PlanLevel::kShipped:
-      return "shipped";
-    case PlanLevel::kHeuristic:
-      return "heuristic";
+    case PlanLevel::kModel:
+      return "model";
+    case PlanLevel::kVendor:
+      return "vendor";
   }
   return "unknown";
 }
@@ -22,30 +18,31 @@ const char* to_string(PlanLevel level) noexcept {
 namespace runtime {
 
 PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device) {
-  return describe(
-      selection, problem, device,
-      selection.choice.kernel_template->manifest.geometry(selection.choice.config, problem, device));
-}
-
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device,
-                  const LaunchGeometry& launched) {
   PlanInfo info;
   info.problem = problem.to_string();
   info.device = device.name;
-  info.template_name = selection.choice.kernel_template->manifest.name();
-  info.config = selection.choice.config.key();
   info.level = selection.level;
-  info.shipped_match = selection.shipped_match;
   info.basis = selection.basis;
+  info.source = selection.source;
   if (selection.tuned_problem) info.tuned_problem = selection.tuned_problem->to_string();
   info.time_ms = selection.time_ms;
-  info.ratio_vs_cublas = selection.ratio_vs_cublas;
-  info.tiles = launched.tiles;
-  info.split_k = launched.split_k;
-  info.whole_tiles = launched.whole_tiles;
-  info.stream_blocks = launched.stream_blocks;
-  info.threads = launched.threads;
-  info.smem_bytes = launched.smem_bytes;
+  info.time_predicted = selection.time_predicted;
+  info.vendor_ms = selection.vendor_ms;
+  if (selection.time_ms && selection.vendor_ms && *selection.time_ms > 0) {
+    info.ratio_vs_cublas = *selection.vendor_ms / *selection.time_ms;
+  }
+  if (selection.choice) {
+    const CheckedConfig& choice = *selection.choice;
+    info.template_name = choice.kernel_template->manifest.name();
+    info.config = choice.config.key();
+    const LaunchGeometry g = choice.kernel_template->manifest.geometry(choice.config, problem, device);
+    info.tiles = g.tiles;
+    info.split_k = g.split_k;
+    info.whole_tiles = g.whole_tiles;
+    info.stream_blocks = g.stream_blocks;
+    info.threads = g.threads;
+    info.smem_bytes = g.smem_bytes;
+  }
   return info;
 }
 

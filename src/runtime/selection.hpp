@@ -1,5 +1,5 @@
-// The answer of the fallback chain for one problem on one device: which config, from which level, and
-// what is known of its speed.
+// The selector's answer for one problem on one device: which kernel (a generated config or cuBLAS), why,
+// and what is measured or predicted of its speed.
 #pragma once
 
 #include <optional>
@@ -12,19 +12,22 @@
 namespace gemmforge::runtime {
 
 struct Selection {
-  CheckedConfig choice;  ///< valid for the asked problem on the asked device
-  PlanLevel level = PlanLevel::kHeuristic;
-  std::optional<PlanLevel> shipped_match;  ///< how the shipped results answered, for PlanLevel::kShipped
-  std::string basis;                       ///< one sentence: where the config comes from
+  PlanLevel level = PlanLevel::kModel;
+  /// The generated kernel: launched unless level is kVendor; then the fastest generated candidate, if any.
+  std::optional<CheckedConfig> choice;
+  std::string basis;   ///< one sentence: where the choice comes from
+  std::string source;  ///< where the results behind it come from
   std::optional<KernelProblem> tuned_problem;
-  std::optional<double> time_ms;  ///< measured on tuned_problem
-  std::optional<double> ratio_vs_cublas;
+  std::optional<double> time_ms;  ///< of the generated kernel: measured on tuned_problem, or predicted
+  bool time_predicted = false;
+  double time_log_error = 0;        ///< of a predicted time (model::Prediction::log_error)
+  std::optional<double> vendor_ms;  ///< cuBLAS's, measured or predicted
+
+  bool vendor() const { return level == PlanLevel::kVendor; }
 };
 
-/// The public description of a selection for `problem` on `device`, launch geometry included.
+/// The public description of a selection for `problem` on `device`, with the launch geometry of its
+/// generated kernel.
 PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device);
-/// The same for a problem with a plan: the launch geometry reported is the plan's, the one that launches.
-PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device,
-                  const LaunchGeometry& launched);
 
 }  // namespace gemmforge::runtime

@@ -1,17 +1,20 @@
-// Loading shipped results into an in-memory database through the same import as `gemmforge import`.
+// Reading the shipped results with the validation of `gemmforge import`.
 #include "runtime/shipped_results.hpp"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "core/embedded.hpp"
 #include "db/exchange.hpp"
+#include "db/import_document.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/config_check.hpp"
 #include "runtime/exchange_files.hpp"
@@ -24,7 +27,7 @@ ResultFiles builtin_result_files() {
   ResultFiles files;
   for (std::size_t i = 0; i < embedded::kTunedCount; ++i) {
     const embedded::File& file = embedded::kTuned[i];
-    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size);
+    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size());
   }
   return files;
 }
@@ -35,7 +38,8 @@ ResultFiles result_files_in(const std::string& folder) {
     throw NotFoundError(fmt::format("results folder '{}' does not exist", folder));
   ResultFiles files;
   for (const auto& entry : fs::directory_iterator(folder)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+    const auto extension = entry.path().extension();
+    if (!entry.is_regular_file() || (extension != ".json" && extension != ".cubins")) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -44,30 +48,136 @@ ResultFiles result_files_in(const std::string& folder) {
   return files;
 }
 
-db::Database load_results(const ResultFiles& files, const std::string& origin,
-                          const TemplateLibrary& library) {
-  db::Database database = db::Database::open(":memory:");
+namespace {
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string trial_identity(size_t device, const db::TrialRecord& t) {
+  return fmt::format("{}|{}|{}|{}", device, t.problem.to_string(), t.template_name, t.config_key);
+}
+
+}  // namespace
+
+ShippedResults::ShippedResults(const ResultFiles& files, const std::string& origin,
+                               const TemplateLibrary& library) {
+  std::map<std::string, size_t> device_index;  // by uuid
+  std::set<std::string> seen;                  // trials already kept
   for (const auto& [name, text] : files) {
     const std::string where = origin + "/" + name;
-    const nlohmann::json document = parse_export_text(text, where);
+    if (std::filesystem::path(name).extension() == ".cubins") {
+      bundle_bytes_.push_back(std::make_unique<const std::string>(text));
+      bundles_.emplace_back(*bundle_bytes_.back(), where);
+      continue;
+    }
+    db::ImportDocument document;
     try {
-      db::import_json(database, document, db::ImportPolicy::kFaster, manifest_validator(library));
+      document = db::parse_import_document(parse_export_text(text, where), manifest_validator(library),
+                                           db::ImportChecks{}.error_bound);
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(fmt::format("{}: {}", where, e.what()));
     }
+    for (const DeviceInfo& device : document.devices) {
+      if (device_index.emplace(device.uuid, devices_.size()).second) devices_.push_back(device);
+    }
+    for (const db::ImportedTrial& r : document.results) {
+      const size_t device = device_index.at(r.device_uuid);
+      results_.push_back(Entry{device, r.trial});
+      if (seen.insert(trial_identity(device, r.trial)).second) trials_.push_back(Entry{device, r.trial});
+    }
+    for (const db::ImportedTrial& t : document.trials) {
+      const size_t device = device_index.at(t.device_uuid);
+      if (seen.insert(trial_identity(device, t.trial)).second) trials_.push_back(Entry{device, t.trial});
+    }
   }
-  return database;
+  for (Entry& e : results_) e.trial.device_uuid = devices_[e.device].uuid;
+  for (Entry& e : trials_) e.trial.device_uuid = devices_[e.device].uuid;
 }
 
-TunedSource& shipped_results() {
-  static SharedDatabase database = [] {
-    const TemplateLibrary& library = TemplateLibrary::instance();
-    if (const char* folder = std::getenv("GEMMFORGE_TUNED_DIR"); folder != nullptr && *folder != '\0') {
-      return SharedDatabase(load_results(result_files_in(folder), folder, library));
-    }
-    return SharedDatabase(load_results(builtin_result_files(), "built-in results", library));
+std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, const KernelProblem& problem) {
+  std::vector<const Entry*> found;
+  for (const Entry& e : results_) {
+    if (e.trial.problem == problem && lower(devices_[e.device].name) == lower(device.name))
+      found.push_back(&e);
+  }
+  // The device itself first, then the fastest.
+  std::stable_sort(found.begin(), found.end(), [&](const Entry* a, const Entry* b) {
+    const bool own_a = devices_[a->device].uuid == device.uuid,
+               own_b = devices_[b->device].uuid == device.uuid;
+    if (own_a != own_b) return own_a;
+    return a->trial.time_median_ms.value_or(0) < b->trial.time_median_ms.value_or(0);
+  });
+  std::vector<db::TrialRecord> records;
+  for (const Entry* e : found) records.push_back(e->trial);
+  return records;
+}
+
+void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
+  for (const Entry& e : trials_) {
+    if (devices_[e.device].cc() == cc) add_trial(e.trial, devices_[e.device], library, data);
+  }
+}
+
+std::vector<std::pair<DeviceInfo, db::TrialRecord>> ShippedResults::bests(int cc) const {
+  std::vector<std::pair<DeviceInfo, db::TrialRecord>> found;
+  for (const Entry& e : results_) {
+    if (devices_[e.device].cc() == cc) found.emplace_back(devices_[e.device], e.trial);
+  }
+  return found;
+}
+
+std::vector<std::string> ShippedResults::cubin_nvrtc_versions() const {
+  std::vector<std::string> versions;
+  for (const rtc::CubinBundle& bundle : bundles_) versions.push_back(bundle.nvrtc_version());
+  return versions;
+}
+
+std::vector<char> ShippedResults::cubin(const std::string& key) const {
+  for (const rtc::CubinBundle& bundle : bundles_) {
+    if (bundle.contains(key)) return bundle.find(key);
+  }
+  return {};
+}
+
+size_t ShippedResults::cubins() const {
+  size_t count = 0;
+  for (const rtc::CubinBundle& bundle : bundles_) count += bundle.size();
+  return count;
+}
+
+ShippedFiles shipped_result_files() {
+  if (const char* folder = std::getenv("GEMMFORGE_TUNED_DIR"); folder != nullptr && *folder != '\0') {
+    return {result_files_in(folder), folder};
+  }
+  return {builtin_result_files(), "built-in results"};
+}
+
+ShippedResults& shipped_results() {
+  static ShippedResults results = [] {
+    const ShippedFiles shipped = shipped_result_files();
+    return ShippedResults(shipped.files, shipped.origin, TemplateLibrary::instance());
   }();
-  static TunedSource source(database, "shipped results");
+  return results;
+}
+
+ResultSource& shipped_source() {
+  class Deferred : public ResultSource {
+   public:
+    const std::string& label() const override { return label_; }
+    std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override {
+      return shipped_results().exact(device, problem);
+    }
+    void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override {
+      shipped_results().add_measurements(cc, library, data);
+    }
+    std::vector<DeviceInfo> devices() override { return shipped_results().devices(); }
+
+   private:
+    std::string label_ = "shipped results";
+  };
+  static Deferred source;
   return source;
 }
 

@@ -1,32 +1,82 @@
-// Tuning results shipped inside gemmforge: db/tuned/*.json, exported from tuning runs on real GPUs and
-// embedded at build time. They answer when the user's database knows nothing of their GPU model.
+// Tuning results shipped inside gemmforge: db/tuned/*.json, exported from tuning runs on real GPUs, and the
+// cubins of their kernels, db/tuned/*.cubins, all embedded at build time. They serve GPU models the user's
+// database knows nothing of, without waiting for NVRTC, and with every trial they carry they train the
+// performance model. Read straight from the documents, validated as an import is, without a database: a few
+// tens of milliseconds.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include <memory>
 
 #include "core/template_library.hpp"
-#include "db/database.hpp"
-#include "runtime/tuned_source.hpp"
+#include "db/records.hpp"
+#include "rtc/cubin_bundle.hpp"
+#include "runtime/result_source.hpp"
 
 namespace gemmforge::runtime {
 
-/// JSON exports by file name.
+/// JSON exports (*.json) and cubin bundles (*.cubins) by file name.
 using ResultFiles = std::map<std::string, std::string>;
 
 /// The files embedded at build time (none when db/tuned/ held none).
 ResultFiles builtin_result_files();
-/// Every *.json file of a folder; throws NotFoundError when it is not a folder.
+/// Every *.json and *.cubins file of a folder; throws NotFoundError when it is not a folder.
 ResultFiles result_files_in(const std::string& folder);
 
-/// A private in-memory database holding every file, each imported after validation against the
-/// manifests (where files disagree, the faster result wins). Throws InvalidArgumentError naming the file
-/// and the fault for a file that is not a valid export.
-db::Database load_results(const ResultFiles& files, const std::string& origin,
-                          const TemplateLibrary& library);
+class ShippedResults : public ResultSource {
+ public:
+  /// Validates every export against the manifests and reads the index of every bundle. Throws
+  /// InvalidArgumentError naming the file and the fault for a file that is not a valid export or bundle.
+  ShippedResults(const ResultFiles& files, const std::string& origin, const TemplateLibrary& library);
 
-/// The shipped results of this process, loaded on first use: from the folder named by
-/// GEMMFORGE_TUNED_DIR when it is set (for developing and testing them), else the built-in files.
-TunedSource& shipped_results();
+  const std::string& label() const override { return label_; }
+  std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
+  void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
+  std::vector<DeviceInfo> devices() override { return devices_; }
+
+  /// Results (each problem's best on a device) and every trial, deduplicated.
+  size_t results() const { return results_.size(); }
+  size_t trials() const { return trials_.size(); }
+
+  /// Every result (a problem's best on a device) of devices of compute capability `cc`, with its device.
+  std::vector<std::pair<DeviceInfo, db::TrialRecord>> bests(int cc) const;
+
+  /// The shipped cubin stored under a cache key (rtc::KernelSpec::cubin_key), or empty.
+  std::vector<char> cubin(const std::string& key) const;
+  size_t cubins() const;
+  /// The NVRTC versions of the shipped bundles.
+  std::vector<std::string> cubin_nvrtc_versions() const;
+
+ private:
+  struct Entry {
+    size_t device;  // index into devices_
+    db::TrialRecord trial;
+  };
+
+  std::string label_ = "shipped results";
+  std::vector<DeviceInfo> devices_;
+  std::vector<Entry> results_;
+  std::vector<Entry> trials_;                                     // results included
+  std::vector<std::unique_ptr<const std::string>> bundle_bytes_;  // what the bundles' views point into
+  std::vector<rtc::CubinBundle> bundles_;
+};
+
+/// The files shipped_results() reads: those of the folder named by GEMMFORGE_TUNED_DIR when it is set, else
+/// the built-in ones; `origin` names them in messages.
+struct ShippedFiles {
+  ResultFiles files;
+  std::string origin;
+};
+ShippedFiles shipped_result_files();
+
+/// The shipped results of this process, loaded on first use: from the folder named by GEMMFORGE_TUNED_DIR
+/// when it is set (for developing and testing them), else the built-in files.
+ShippedResults& shipped_results();
+
+/// shipped_results() as a source that loads them only when first asked something, so holding it is free.
+ResultSource& shipped_source();
 
 }  // namespace gemmforge::runtime

@@ -1,9 +1,8 @@
-// Reading tuning results for the fallback chain.
+// Reading tuning results of one or several stacked databases for the selector.
 #include "runtime/tuned_source.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <iterator>
 
 #include "gemmforge/error.hpp"
 
@@ -32,16 +31,6 @@ TunedSource::TunedSource(std::vector<SharedDatabase*> layers, std::string label)
   if (layers_.empty()) throw InternalError("a TunedSource needs at least one database");
 }
 
-std::vector<db::DeviceRecord> TunedSource::devices_matching(const std::string& text) {
-  std::vector<db::DeviceRecord> found;
-  for (SharedDatabase* layer : layers_) {
-    std::vector<db::DeviceRecord> more =
-        layer->with([&](db::Database& d) { return d.devices_matching(text); });
-    found.insert(found.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  }
-  return found;
-}
-
 std::vector<db::TrialRecord> TunedSource::exact(const DeviceInfo& device, const KernelProblem& problem) {
   std::vector<db::TrialRecord> found;
   for (SharedDatabase* layer : layers_) {
@@ -61,47 +50,25 @@ std::vector<db::TrialRecord> TunedSource::exact(const DeviceInfo& device, const 
   return found;
 }
 
-template <typename Load>
-const TunedSource::Records& TunedSource::cached(std::map<std::string, Records>& cache,
-                                                const std::string& device_name, Load&& load) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::string key = lower(device_name);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    Records records;
-    for (SharedDatabase* layer : layers_) {
-      Records more = layer->with(load);
-      records.insert(records.end(), std::make_move_iterator(more.begin()),
-                     std::make_move_iterator(more.end()));
-    }
-    it = cache.emplace(key, std::move(records)).first;
-  }
-  return it->second;
-}
-
-const std::vector<db::TrialRecord>& TunedSource::model_bests(const std::string& device_name) {
-  return cached(bests_, device_name,
-                [&](db::Database& database) { return database.best_for_model(device_name); });
-}
-
-const std::vector<db::TrialRecord>& TunedSource::model_trials(const std::string& device_name) {
-  return cached(trials_, device_name, [&](db::Database& database) {
-    Records ok;
-    for (const db::DeviceRecord& d : model_devices(database, device_name)) {
-      for (db::TrialRecord& trial : database.trials(d.id)) {
-        // A result kept only for the record (its template source is unknown here) is never served.
-        if (trial.status == db::TrialStatus::kOk && trial.time_median_ms && trial.servable)
-          ok.push_back(std::move(trial));
+void TunedSource::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      for (const db::DeviceRecord& d : database.devices()) {
+        if (d.info.cc() != cc) continue;
+        for (const db::TrialRecord& trial : database.trials(d.id)) add_trial(trial, d.info, library, data);
       }
-    }
-    return ok;
-  });
+    });
+  }
 }
 
-void TunedSource::forget() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  bests_.clear();
-  trials_.clear();
+std::vector<DeviceInfo> TunedSource::devices() {
+  std::vector<DeviceInfo> devices;
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      for (const db::DeviceRecord& d : database.devices()) devices.push_back(d.info);
+    });
+  }
+  return devices;
 }
 
 }  // namespace gemmforge::runtime

@@ -1,32 +1,17 @@
-// What the tuner's model reads of every candidate of a search space, computed once from generic manifest
-// data: the derived values THREADS, SMEM_BYTES, EST_REGS and TILES that every GEMM template defines, and
-// the launch geometry. No template's parameter names appear here.
+// What the tuner's model reads of every candidate of a search space, computed once: its footprint
+// (model/footprint.hpp) and the domain position of each of its parameters.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/manifest.hpp"
+#include "model/footprint.hpp"
 #include "tuner/search.hpp"
 
 namespace gemmforge::tuner {
 
-/// Launch shape and resources of one candidate for the problem of its search space.
-struct Footprint {
-  int64_t tile_m = 0;           ///< rows of C one block computes
-  int64_t tile_n = 0;           ///< columns of C one block computes
-  int64_t tiles = 0;            ///< blocks per K slice
-  int64_t split_k = 1;          ///< K slices launched
-  int64_t k_per_split = 0;      ///< K extent of one slice
-  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole before the stream blocks run
-  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
-  int64_t stream_k = 0;         ///< stream-K: K extent one stream block sums
-  bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
-                                ///< rather than adding into C one after the other
-  int64_t threads = 0;          ///< threads per block
-  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
-  int64_t est_regs = 0;         ///< registers per thread as the manifest estimates them before compiling
-};
+using model::Footprint;
 
 /// The footprint of every candidate, and the domain position ("level") of each of its parameters.
 class CandidateTable {
@@ -50,5 +35,9 @@ class CandidateTable {
   std::vector<uint8_t> levels_;
   std::vector<size_t> level_offsets_;
 };
+
+/// Every candidate's time as the analytic model estimates it with manifest register estimates, in ms
+/// (infinite for those the model says cannot launch).
+std::vector<double> estimate_all(const SearchSpace& space, const CandidateTable& table);
 
 }  // namespace gemmforge::tuner

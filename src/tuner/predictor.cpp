@@ -29,7 +29,6 @@ Predictor::Predictor(const SearchSpace& space, const CandidateTable& table)
     : space_(space),
       table_(table),
       residuals_(space, table),
-      element_bytes_(element_bytes(space.problem().dtype)),
       register_scale_(space.spaces().size(), 1.0),
       log_estimate_(table.size()),
       terms_(table.size()),
@@ -49,7 +48,8 @@ void Predictor::estimate_template(size_t space) {
   for (size_t c = begin; c < end; ++c) {
     const Footprint& f = table_.footprint(c);
     const auto registers = static_cast<int64_t>(std::lround(f.est_regs * register_scale_[space]));
-    const Estimate e = estimate(space_.device(), f, std::min<int64_t>(registers, 255), element_bytes_);
+    const model::Estimate e =
+        model::estimate(space_.device(), space_.problem(), f, std::min<int64_t>(registers, 255));
     log_estimate_[c] = std::log(e.time_ms);
     terms_[c] = terms_of(e);
   }

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/analytic.hpp"
 #include "tuner/candidate_table.hpp"
-#include "tuner/model.hpp"
 #include "tuner/residual_model.hpp"
 #include "tuner/search.hpp"
 
@@ -34,7 +34,6 @@ class Predictor {
   const SearchSpace& space_;
   const CandidateTable& table_;
   ResidualModel residuals_;
-  int element_bytes_;
   std::vector<size_t> first_;  // per template space: its first candidate
   std::vector<double> register_scale_;
   std::vector<double> log_estimate_;  // the analytic model's

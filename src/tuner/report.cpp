@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
-#include "tuner/model.hpp"
 
 namespace gemmforge::tuner {
 namespace {

@@ -1,9 +1,11 @@
-// Ridge regression of the analytic model's error, solved by Cholesky on the normal equations: a hundred
-// or so features, refitted after every batch in well under a millisecond.
+// Ridge regression of the analytic model's error: a hundred or so features, refitted after every batch in
+// well under a millisecond.
 #include "tuner/residual_model.hpp"
 
 #include <algorithm>
 #include <cmath>
+
+#include "model/ridge.hpp"
 
 namespace gemmforge::tuner {
 namespace {
@@ -14,34 +16,9 @@ constexpr double kTemplatePenalty = 0.01;  // a template's speed is learnt from 
 constexpr double kLevelPenalty = 1.0;
 constexpr double kTermPenalty = 4.0;  // the model's structure is trusted more than single values
 
-// Solves A x = b in place for symmetric positive definite A (n x n, row-major); b becomes x.
-void solve_cholesky(std::vector<double>& a, std::vector<double>& b, size_t n) {
-  for (size_t j = 0; j < n; ++j) {
-    double diagonal = a[j * n + j];
-    for (size_t k = 0; k < j; ++k) diagonal -= a[j * n + k] * a[j * n + k];
-    const double root = std::sqrt(std::max(diagonal, 1e-12));
-    a[j * n + j] = root;
-    for (size_t i = j + 1; i < n; ++i) {
-      double sum = a[i * n + j];
-      for (size_t k = 0; k < j; ++k) sum -= a[i * n + k] * a[j * n + k];
-      a[i * n + j] = sum / root;
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {  // L y = b
-    double sum = b[i];
-    for (size_t k = 0; k < i; ++k) sum -= a[i * n + k] * b[k];
-    b[i] = sum / a[i * n + i];
-  }
-  for (size_t i = n; i-- > 0;) {  // L^T x = y
-    double sum = b[i];
-    for (size_t k = i + 1; k < n; ++k) sum -= a[k * n + i] * b[k];
-    b[i] = sum / a[i * n + i];
-  }
-}
-
 }  // namespace
 
-ModelTerms terms_of(const Estimate& e) {
+ModelTerms terms_of(const model::Estimate& e) {
   ModelTerms t;
   if (!std::isfinite(e.time_ms)) return t;
   t.tail = static_cast<float>(std::log(std::max(e.waves.utilization, 1e-6)));
@@ -81,21 +58,15 @@ void ResidualModel::for_each_feature(size_t candidate, const ModelTerms& terms, 
 }
 
 void ResidualModel::fit(const std::vector<Sample>& samples, const std::vector<ModelTerms>& terms) {
-  const size_t n = feature_count();
-  std::vector<double> normal(n * n, 0.0), rhs(n, 0.0);
-  std::vector<std::pair<size_t, double>> features;
+  model::RidgeRegression regression(penalty_);
+  model::SparseFeatures features;
   for (const Sample& sample : samples) {
     features.clear();
     for_each_feature(sample.candidate, terms[sample.candidate],
                      [&](size_t f, double value) { features.emplace_back(f, value); });
-    for (const auto& [f, x] : features) {
-      rhs[f] += sample.weight * x * sample.log_ratio;
-      for (const auto& [g, y] : features) normal[f * n + g] += sample.weight * x * y;
-    }
+    regression.add(features, sample.log_ratio, sample.weight);
   }
-  for (size_t f = 0; f < n; ++f) normal[f * n + f] += penalty_[f];
-  solve_cholesky(normal, rhs, n);
-  weights_ = std::move(rhs);
+  weights_ = regression.solve();
 }
 
 double ResidualModel::correction(size_t candidate, const ModelTerms& terms) const {

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "model/analytic.hpp"
 #include "tuner/candidate_table.hpp"
-#include "tuner/model.hpp"
 
 namespace gemmforge::tuner {
 
@@ -20,7 +20,7 @@ struct ModelTerms {
   float split_k = 0;  ///< log of 1 + split-K hand-over time over main-loop time
 };
 
-ModelTerms terms_of(const Estimate& estimate);
+ModelTerms terms_of(const model::Estimate& estimate);
 
 class ResidualModel {
  public:

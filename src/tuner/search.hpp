@@ -13,8 +13,8 @@
 
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "core/space.hpp"
 #include "tuner/problem_rig.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::tuner {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/dtype.hpp"
 #include "tuner/candidate_table.hpp"
-#include "tuner/model.hpp"
 #include "tuner/strategies.hpp"
 
 namespace gemmforge::tuner {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <set>
 
+#include "cuda/cublas_handle.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
 #include "tuner/compile_stream.hpp"
@@ -44,6 +45,22 @@ std::vector<const KernelTemplate*> select_templates(const TemplateLibrary& libra
     if (std::find(selected.begin(), selected.end(), &t) == selected.end()) selected.push_back(&t);
   }
   return selected;
+}
+
+// cuBLAS's trial of a problem: the yardstick every generated kernel was compared with.
+db::TrialRecord vendor_trial(int64_t device_id, int64_t run_id, const KernelProblem& problem, double ms) {
+  db::TrialRecord t;
+  t.run_id = run_id;
+  t.device_id = device_id;
+  t.problem = problem;
+  t.template_name = db::kVendorTemplate;
+  t.template_hash = cuda::cublas_version();
+  t.config_key = db::kVendorConfig;
+  t.time_median_ms = ms;
+  t.cublas_ms = ms;
+  t.ratio_vs_cublas = 1.0;
+  t.tflops = problem.flops() / ms / 1e9;
+  return t;
 }
 
 std::unique_ptr<StopCondition> make_stop(const TuneOptions& options, size_t candidates) {
@@ -137,6 +154,9 @@ ProblemSummary tune_problem(db::Database& database, WorkerClient& worker, const 
   const History history = search(space, *strategy, evaluator, *stop, batch, std::move(resumed));
   progress.finish();
 
+  if (options.vendor_candidate && evaluator.cublas_ms() && problem.dtype == Dtype::kF32) {
+    database.record_trial(vendor_trial(device_id, run_id, problem, *evaluator.cublas_ms()));
+  }
   const EvaluatorStats& stats = evaluator.stats();
   summary.evaluations = history.size();
   summary.resumed = stats.resumed;

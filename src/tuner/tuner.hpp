@@ -10,10 +10,10 @@
 
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "db/database.hpp"
 #include "tuner/search.hpp"
-#include "tuner/space.hpp"
 #include "tuner/timing.hpp"
 #include "tuner/worker_client.hpp"
 
@@ -29,6 +29,9 @@ struct TuneOptions {
   double time_s = 0;       ///< per problem, in seconds; 0: no limit
   double error_bound = 1e-5;
   bool allow_spills = false;
+  /// Record cuBLAS's time of each problem as a trial of its own (db::kVendorTemplate), the candidate the
+  /// runtime may serve instead of a slower generated kernel.
+  bool vendor_candidate = true;
   double timeout_s = 0;          ///< per candidate; 0: automatic from the cuBLAS time
   bool quiet = false;            ///< no progress line
   size_t batch = 0;              ///< candidates per search step; 0: from the compile threads

@@ -1,7 +1,7 @@
 // The C++ API on a GPU: row- and column-major calls match cuBLAS, query() tells the level that serves a
-// problem (and the geometry it launches with), bad arguments throw before anything is launched, untuned
-// problems are recorded as misses once, and after its first call a problem is served without allocating,
-// compiling or querying.
+// problem (and the geometry it launches with), cuBLAS serves while a kernel compiles and where it was
+// measured faster, bad arguments throw before anything is launched, untuned problems are recorded as
+// misses once, and after its first call a problem is served without allocating, compiling or querying.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -48,10 +48,12 @@ constexpr double kBound = 1e-5;
 
 class ApiRuntime : public GpuTest {
  protected:
-  std::unique_ptr<Runtime> open_runtime() {
+  // Generated kernels only, unless a test is about cuBLAS serving.
+  std::unique_ptr<Runtime> open_runtime(bool vendor = false) {
     RuntimeOptions options;
     options.database_path = database_.path();
     options.use_shipped_results = false;  // levels here come from this test's database alone
+    options.use_vendor = vendor;
     return std::make_unique<Runtime>(options);
   }
   static GemmHarness& harness() {
@@ -98,11 +100,51 @@ TEST_F(ApiRuntime, QueryTellsWhichLevelServes) {
   ASSERT_TRUE(plan.time_ms);
   EXPECT_DOUBLE_EQ(*plan.time_ms, 0.05);
   shape.m = 500;
-  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kNearest);
+  plan = runtime->query(shape);
+  EXPECT_EQ(plan.level, PlanLevel::kModel);
+  EXPECT_TRUE(plan.time_predicted);
   shape.op_a = Op::kT;
-  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kDeviceDefault);
+  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kModel);
   EXPECT_EQ(check(*runtime, c), "") << "the tuned split-K config computes the right result";
   EXPECT_THROW(runtime->query(GemmShape{}), InvalidArgumentError);
+}
+
+TEST_F(ApiRuntime, CuBlasServesWhileTheKernelCompilesThenTheKernelTakesOver) {
+  auto runtime = open_runtime(true);
+  GemmCase c;
+  c.order = Order::kRowMajor, c.m = 333, c.n = 222, c.k = 111, c.beta = 0.5f;
+  GemmShape shape;
+  shape.order = Order::kRowMajor, shape.m = c.m, shape.n = c.n, shape.k = c.k;
+  const PlanInfo chosen = runtime->query(shape);
+  ASSERT_NE(chosen.level, PlanLevel::kExact);
+  EXPECT_EQ(check(*runtime, c), "");
+  if (chosen.level == PlanLevel::kVendor) GTEST_SKIP() << "cuBLAS is predicted faster here: " << chosen.basis;
+  const RuntimeStats first = runtime->stats();
+  EXPECT_EQ(first.nvrtc_compiles, 0u) << "the first call waited for NVRTC";
+  runtime->wait_for_compiles();
+  const RuntimeStats later = runtime->stats();
+  EXPECT_EQ(later.vendor_plans, 0u);
+  EXPECT_EQ(later.compiles_pending, 0u);
+  EXPECT_EQ(later.nvrtc_compiles, 1u);
+  EXPECT_EQ(runtime->query(shape).level, PlanLevel::kModel);
+  EXPECT_EQ(check(*runtime, c), "") << "the generated kernel, once compiled";
+}
+
+TEST_F(ApiRuntime, CuBlasServesWhereItWasMeasuredFaster) {
+  GemmCase c;
+  c.order = Order::kColMajor, c.m = 640, c.n = 320, c.k = 160, c.beta = 1.0f, c.pad = 3;
+  record_tuned(database_.path(), GemmHarness::problem(c), seed_of("sgemm_simt", 4), 0.5, 0.1);
+  auto runtime = open_runtime(true);
+  GemmShape shape;
+  shape.order = c.order, shape.m = c.m, shape.n = c.n, shape.k = c.k;
+  shape.lda = c.m + c.pad, shape.ldb = c.k + c.pad, shape.ldc = c.m + c.pad;
+  const PlanInfo plan = runtime->query(shape);
+  EXPECT_EQ(plan.level, PlanLevel::kVendor) << plan.basis;
+  EXPECT_EQ(plan.config, seed_of("sgemm_simt", 4).key()) << "the tuned kernel cuBLAS beat is reported";
+  EXPECT_EQ(check(*runtime, c), "");
+  EXPECT_EQ(runtime->stats().vendor_plans, 1u);
+  EXPECT_EQ(runtime->stats().kernels, 0u) << "a problem cuBLAS serves loads no kernel";
+  EXPECT_EQ(open_runtime(false)->query(shape).level, PlanLevel::kExact) << "unless cuBLAS is turned off";
 }
 
 TEST_F(ApiRuntime, ConfigsSharingACubinLaunchWithTheirOwnGeometry) {

@@ -2,6 +2,8 @@
 // the C API's names of operations.
 #pragma once
 
+#include <cstdlib>
+
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -30,7 +32,7 @@ class TempDatabase {
 
 /// Records `config` as the tuned best of `problem` on the current GPU, as `gemmforge tune` would.
 inline void record_tuned(const std::string& database_path, const KernelProblem& problem, const Config& config,
-                         double ms = 1.0) {
+                         double ms = 1.0, double cublas_ms = 0) {
   int ordinal = 0;
   EXPECT_EQ(cudaGetDevice(&ordinal), cudaSuccess);
   DeviceInfo device = cuda::query_device(ordinal);
@@ -43,8 +45,21 @@ inline void record_tuned(const std::string& database_path, const KernelProblem& 
   trial.template_hash = TemplateLibrary::instance().get(config.template_name()).hash;
   trial.config_key = config.key();
   trial.time_median_ms = ms;
+  if (cublas_ms > 0) {
+    trial.cublas_ms = cublas_ms;
+    trial.ratio_vs_cublas = cublas_ms / ms;
+  }
   database.record_trial(trial, db::BestUpdate::kAlways);
 }
+
+/// GEMMFORGE_VENDOR=0 while it lives: a handle created meanwhile serves generated kernels only.
+class VendorOff {
+ public:
+  VendorOff() { setenv("GEMMFORGE_VENDOR", "0", 1); }
+  ~VendorOff() { unsetenv("GEMMFORGE_VENDOR"); }
+  VendorOff(const VendorOff&) = delete;
+  VendorOff& operator=(const VendorOff&) = delete;
+};
 
 /// Seed `index` of a template with some parameters changed.
 inline Config seed_of(const std::string& template_name, size_t index,

@@ -3,11 +3,11 @@
 // restarted and the next good candidate still verifies and times correctly.
 #include <gtest/gtest.h>
 
+#include "core/space.hpp"
 #include "db/database.hpp"
 #include "gpu_fixture.hpp"
 #include "support/tuner_fixtures.hpp"
 #include "tuner/gpu_evaluator.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -29,8 +29,8 @@ class FaultyCandidate : public GpuTest {
     problem_.m = 256;
     problem_.n = 192;
     problem_.k = 128;
-    std::vector<tuner::Space> spaces;
-    spaces.push_back(tuner::Space::build(library_->get("faulty"), device_, problem_));
+    std::vector<Space> spaces;
+    spaces.push_back(Space::build(library_->get("faulty"), device_, problem_));
     space_.emplace(std::move(spaces), device_, problem_);
   }
 

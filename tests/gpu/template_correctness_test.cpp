@@ -7,11 +7,11 @@
 #include <random>
 #include <set>
 
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
 #include "gpu_fixture.hpp"
 #include "kernel_cache.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -55,17 +55,25 @@ class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::s
     return fmt::format("{} on {}: {}", config.key(), c.describe(), r.describe());
   }
 
-  // The seeds, plus the first seed with each optional copy mode (and stream-K) switched on, so those
-  // paths run on every shape of the matrix (copy modes matter exactly for the unaligned ones; stream-K
-  // has whole and streamed tiles at 4096^3 and 4103 x 4105 x 4104).
+  // The seeds, plus the first seed with each optional mode switched on, so those paths run on every shape
+  // of the matrix: copy modes matter exactly for the unaligned ones; stream-K has whole and streamed tiles
+  // at 4096^3 and 4103 x 4105 x 4104; the parallel split-K reduction needs K slices.
   static std::vector<Config> seeds_and_variants() {
+    const std::vector<std::vector<std::pair<const char*, int64_t>>> variants = {
+        {{"A_REALIGN", 1}},
+        {{"B_REALIGN", 1}},
+        {{"XPOSE_A", 1}},
+        {{"XPOSE_B", 1}},
+        {{"B_DIRECT", 1}},
+        {{"STREAM_K", 1}},
+        {{"SPLIT_PAR", 1}, {"SPLIT_K", 3}}};
     std::vector<Config> configs = tmpl().manifest.seeds();
-    for (const char* mode : {"B_REALIGN", "XPOSE_A", "XPOSE_B", "B_DIRECT", "STREAM_K"}) {
-      if (tmpl().manifest.find_parameter(mode) == nullptr) continue;
+    for (const auto& settings : variants) {
+      if (tmpl().manifest.find_parameter(settings.front().first) == nullptr) continue;
       for (const Config& seed : tmpl().manifest.seeds()) {
-        if (seed.at(mode) != 0) continue;
+        if (seed.at(settings.front().first) != 0) continue;
         Config variant = seed;
-        variant.set(mode, 1);
+        for (const auto& [name, value] : settings) variant.set(name, value);
         if (tmpl().manifest.violations(variant).empty()) {
           configs.push_back(variant);
           break;
@@ -135,8 +143,7 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
   // Sample the validity space (no pruning: narrow vectors, split-K, every raster) of an aligned problem.
   KernelProblem space_problem;
   space_problem.m = 256, space_problem.n = 256, space_problem.k = 512;
-  const tuner::Space space =
-      tuner::Space::build(tmpl(), kernels().device(), space_problem, {}, /*prune=*/false);
+  const Space space = Space::build(tmpl(), kernels().device(), space_problem, {}, /*prune=*/false);
   ASSERT_GT(space.size(), 1000u);
   std::mt19937_64 rng(2024);
   std::vector<Config> sample;

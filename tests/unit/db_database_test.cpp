@@ -393,6 +393,22 @@ TEST(DbDatabase, FailedTrialIsNeverBest) {
   EXPECT_EQ(best_config(db, device, p), "C=ok");
 }
 
+TEST(DbDatabase, TheVendorsTrialIsNeverBestHoweverFast) {
+  Database db = Database::open(":memory:");
+  const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));
+  const KernelProblem p = problem(1024);
+  TrialRecord vendor = ok(device, p, kVendorConfig, 0.1);
+  vendor.template_name = kVendorTemplate;
+  db.record_trial(vendor, BestUpdate::kAlways);
+  EXPECT_EQ(best_config(db, device, p), "<no best>");
+  db.record_trial(ok(device, p, "C=a", 1.0));
+  db.record_trial(ok(device, p, "C=b", 2.0));
+  EXPECT_EQ(best_config(db, device, p), "C=a");
+  // The best re-measured slower hands over to the fastest generated trial, not to cuBLAS's.
+  db.record_trial(ok(device, p, "C=a", 3.0));
+  EXPECT_EQ(best_config(db, device, p), "C=b");
+}
+
 TEST(DbDatabase, RemeasuringTheBestReelectsTheFastestRemainingOkTrial) {
   Database db = Database::open(":memory:");
   const int64_t device = db.upsert_device(recorded_gpu("GPU-1"));

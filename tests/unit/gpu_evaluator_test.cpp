@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/space.hpp"
 #include "db/database.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "support/tuner_fixtures.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::tuner {
 namespace {

@@ -1,6 +1,6 @@
 // The guided strategy's analytic model: occupancy, waves and their tail, time estimates, and the
 // footprints read off the manifests, against values computed by hand for nominal sm_90 limits.
-#include "tuner/model.hpp"
+#include "model/analytic.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,20 @@
 namespace gemmforge::tuner {
 namespace {
 
+using model::count_waves;
+using model::estimate;
+using model::Estimate;
+using model::estimate_occupancy;
+using model::Occupancy;
+using model::Waves;
+
 const DeviceInfo kH100 = DeviceInfo::nominal("sm_90");  // 132 SMs, 64 Ki registers, 228 KiB smem per SM
+// 4096^3 moves 201 MB through device memory, 60 us at the nominal 3.35 TB/s: far below its compute time.
+const KernelProblem kProblem = [] {
+  KernelProblem p;
+  p.m = p.n = p.k = 4096;
+  return p;
+}();
 
 TEST(Occupancy, RegistersLimitTwoBlocksOf256ThreadsAt128Registers) {
   // 128 registers x 32 lanes = 4096 per warp; a sub-partition's 16384 hold 4 warps, the SM 16: two
@@ -98,7 +111,7 @@ TEST(Estimate, MainLoopIsWholeRoundsOfComputeWhenTheTileIsComputeBound) {
   // 2 x 128 x 128 x 4096 flop, issued at 1 + 3 / sqrt(64 accumulators per thread) = 1.375 times the
   // multiply-adds' time; two resident blocks (16 warps: latency hidden) take twice that. Its intensity,
   // 32 flop/byte, keeps loads under compute. 3 full waves + a tail of 2 blocks per SM.
-  const Estimate e = estimate(kH100, tile_128x128(1024, 1, 4096), 128, 4);
+  const Estimate e = estimate(kH100, kProblem, tile_128x128(1024, 1, 4096), 128);
   const double round_ms = 2 * (2.0 * 128 * 128 * 4096) * 1.375 / 506.88e6;
   EXPECT_EQ(e.occupancy.blocks_per_sm, 2);
   EXPECT_DOUBLE_EQ(e.latency_hiding, 1.0);
@@ -110,16 +123,16 @@ TEST(Estimate, MainLoopIsWholeRoundsOfComputeWhenTheTileIsComputeBound) {
 }
 
 TEST(Estimate, ATailOfOneBlockPerSmCostsLessThanAFullRoundButMoreThanNothing) {
-  const double full = estimate(kH100, tile_128x128(264, 1, 4096), 128, 4).main_loop_ms;
-  const double tail = estimate(kH100, tile_128x128(265, 1, 4096), 128, 4).main_loop_ms;
+  const double full = estimate(kH100, kProblem, tile_128x128(264, 1, 4096), 128).main_loop_ms;
+  const double tail = estimate(kH100, kProblem, tile_128x128(265, 1, 4096), 128).main_loop_ms;
   EXPECT_GT(tail, 1.4 * full);
   EXPECT_LT(tail, 2.0 * full);
 }
 
 TEST(Estimate, SplittingKFillsTheSmsWhenThereAreFewTiles) {
   // 256 x 256 x 16384: four tiles leave 128 of 132 SMs idle unless K is split.
-  const double whole = estimate(kH100, tile_128x128(4, 1, 16384), 128, 4).time_ms;
-  const Estimate split = estimate(kH100, tile_128x128(4, 16, 16384), 128, 4);
+  const double whole = estimate(kH100, kProblem, tile_128x128(4, 1, 16384), 128).time_ms;
+  const Estimate split = estimate(kH100, kProblem, tile_128x128(4, 16, 16384), 128);
   EXPECT_GT(split.split_k_ms, 0.0);
   EXPECT_LT(split.time_ms, whole / 4);
 }
@@ -131,8 +144,8 @@ TEST(Estimate, ParallelSplitKPaysOneHandOverInsteadOfAChain) {
   Footprint parallel = serial;
   parallel.parallel_split = true;
   const double tile_ms = 4.0 * 128 * 128 / 50.688e6;
-  EXPECT_NEAR(estimate(kH100, serial, 128, 4).split_k_ms, 15 * (0.002 + 2 * tile_ms), 1e-12);
-  EXPECT_NEAR(estimate(kH100, parallel, 128, 4).split_k_ms, 0.002 + 16 * tile_ms, 1e-12);
+  EXPECT_NEAR(estimate(kH100, kProblem, serial, 128).split_k_ms, 15 * (0.002 + 2 * tile_ms), 1e-12);
+  EXPECT_NEAR(estimate(kH100, kProblem, parallel, 128).split_k_ms, 0.002 + 16 * tile_ms, 1e-12);
 }
 
 TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
@@ -140,13 +153,13 @@ TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
   f.tile_m = f.tile_n = 16;  // 4 flop/byte
   f.threads = 32;
   f.smem_bytes = 2048;  // 32 blocks per SM: enough warps that loads, not latency, set the pace
-  EXPECT_GT(estimate(kH100, f, 64, 4).memory_bound, 1.0);
+  EXPECT_GT(estimate(kH100, kProblem, f, 64).memory_bound, 1.0);
 }
 
 TEST(Estimate, ABlockThatDoesNotFitTakesForever) {
   Footprint f = tile_128x128(1024, 1, 4096);
   f.threads = 512;  // 16 warps of 255 registers: twice the register file
-  EXPECT_TRUE(std::isinf(estimate(kH100, f, 255, 4).time_ms));
+  EXPECT_TRUE(std::isinf(estimate(kH100, kProblem, f, 255).time_ms));
 }
 
 TEST(CandidateTable, ReadsTileExtentsResourcesAndSplitOffTheManifest) {

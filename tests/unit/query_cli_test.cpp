@@ -33,29 +33,31 @@ class QueryCli : public ::testing::Test {
 
 TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   json answer = query_json("--shape 4096x4096x4096 --device-name 'NVIDIA H200'");
-  EXPECT_EQ(answer["level"], "shipped");
-  EXPECT_EQ(answer["shipped_match"], "exact");
+  EXPECT_EQ(answer["level"], "exact");
+  EXPECT_EQ(answer["source"], "shipped results");
   EXPECT_EQ(answer["template"], "sgemm_simt");
   EXPECT_EQ(answer["config"], seed(1, {{"RASTER", 16}}).key());
   EXPECT_DOUBLE_EQ(answer["time_ms"].get<double>(), 2.5);
   EXPECT_NEAR(answer["ratio_vs_cublas"].get<double>(), 2.6 / 2.5, 1e-12);
   EXPECT_EQ(answer["device"]["limits_from"], "shipped results");
 
-  // Part of the name finds the model; a shape between two tuned ones gets the nearest.
-  answer = query_json("--shape 1500x1500x1500 --device-name h200");
+  // Part of the name finds the model; a shape nobody tuned gets the model's prediction.
+  answer = query_json("--shape 1500x1500x1500 --device-name h200 --no-vendor");
   EXPECT_EQ(answer["device"]["name"], "NVIDIA H200");
-  EXPECT_EQ(answer["shipped_match"], "nearest");
-  EXPECT_EQ(answer["tuned_problem"], "f32 nn 1024x1024x1024 align 4/4/4");
+  EXPECT_EQ(answer["level"], "model");
+  EXPECT_TRUE(answer["time_predicted"].get<bool>());
+  EXPECT_GT(answer["time_ms"].get<double>(), 0);
 
-  // A model nothing is known of gets the heuristic, from nominal limits.
-  answer = query_json("--shape 4096x4096x4096 --device-name 'NVIDIA A100-SXM4-80GB'");
-  EXPECT_EQ(answer["level"], "heuristic");
+  // A model nothing is known of gets the analytic model over the seeds, from nominal limits.
+  answer = query_json("--shape 4096x4096x4096 --device-name 'NVIDIA A100-SXM4-80GB' --no-vendor");
+  EXPECT_EQ(answer["level"], "model");
   EXPECT_EQ(answer["device"]["limits_from"], "nominal sm_80 limits");
-  EXPECT_TRUE(answer["time_ms"].is_null());
+  EXPECT_NE(answer["source"].get<std::string>().find("no measurements of sm_80 GPUs"), std::string::npos);
 
   const CommandResult text = gemmforge("query --shape 4096x4096x4096 --device-name 'NVIDIA H200'");
   EXPECT_EQ(text.status, 0) << text.output;
-  EXPECT_NE(text.output.find("shipped (exact match)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("level     exact"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("source    shipped results"), std::string::npos) << text.output;
 }
 
 TEST_F(QueryCli, TheUsersDatabaseAnswersFirst) {

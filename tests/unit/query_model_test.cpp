@@ -5,6 +5,7 @@
 #include "gemmforge/error.hpp"
 #include "runtime/model_lookup.hpp"
 #include "runtime/shipped_results.hpp"
+#include "runtime/tuned_source.hpp"
 #include "runtime_test_support.hpp"
 
 namespace gemmforge::testing {
@@ -28,9 +29,8 @@ class QueryModelLookup : public ::testing::Test {
  protected:
   SharedDatabase user_db_{db::Database::open(":memory:")};
   TunedSource user_{user_db_, "test database"};
-  SharedDatabase shipped_db_{runtime::load_results(runtime::result_files_in(test_data("")), "tests/data",
-                                                   TemplateLibrary::instance())};
-  TunedSource shipped_{shipped_db_, "shipped results"};
+  runtime::ShippedResults shipped_{runtime::result_files_in(test_data("")), "tests/data",
+                                   TemplateLibrary::instance()};
 };
 
 TEST_F(QueryModelLookup, ARecordedDeviceGivesItsRealLimits) {

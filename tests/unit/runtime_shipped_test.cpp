@@ -1,32 +1,82 @@
-// Shipped results: the embedded files and a folder of test exports load through the same import as
-// `gemmforge import`, validated against the manifests; a broken file is named in the error.
+// Shipped results: the embedded files and a folder of test exports are read with the validation of
+// `gemmforge import`; a broken file is named in the error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "gemmforge/error.hpp"
+#include "rtc/compiler.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "runtime/config_check.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime_test_support.hpp"
 
 namespace gemmforge::testing {
 namespace {
 
-TEST(RuntimeShipped, BuiltInResultsLoadWhateverTheirNumber) {
+TEST(RuntimeShipped, EveryBuiltInDeviceShipsResultsAndTheirCuBlasTimes) {
   const runtime::ResultFiles files = runtime::builtin_result_files();
-  const db::Database database = runtime::load_results(files, "built-in results", TemplateLibrary::instance());
-  if (files.empty()) EXPECT_TRUE(database.devices().empty());
-  for (const db::DeviceRecord& device : database.devices()) {
-    EXPECT_FALSE(database.best_for_device(device.id).empty()) << device.info.name << " ships no result";
+  runtime::ShippedResults shipped(files, "built-in results", TemplateLibrary::instance());
+  if (files.empty()) EXPECT_TRUE(shipped.devices().empty());
+  for (const DeviceInfo& device : shipped.devices()) {
+    model::TrainingData data;
+    shipped.add_measurements(device.cc(), TemplateLibrary::instance(), data);
+    EXPECT_FALSE(data.kernels.empty()) << device.name << " ships no result";
+    EXPECT_FALSE(data.vendor.empty()) << device.name << " ships no cuBLAS time";
   }
 }
 
-TEST(RuntimeShipped, TestExportsLoadThroughTheShippedPath) {
-  const runtime::ResultFiles files = runtime::result_files_in(test_data(""));
-  ASSERT_EQ(files.count("shipped_h200.json"), 1u);
-  const db::Database database = runtime::load_results(files, "tests/data", TemplateLibrary::instance());
-  const std::vector<db::TrialRecord> h200 = database.best_for_model("nvidia h200");
-  ASSERT_EQ(h200.size(), 3u);
-  EXPECT_EQ(database.find_device("NVIDIA H200")->info.sm_count, 132);
+TEST(RuntimeShipped, ExactResultsAreTheBestsOfTheAskedGpuModel) {
+  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+                                  TemplateLibrary::instance());
+  ASSERT_EQ(shipped.results(), 3u);
+  const std::vector<DeviceInfo> devices = shipped.devices();
+  const auto h200 = std::find_if(devices.begin(), devices.end(),
+                                 [](const DeviceInfo& d) { return d.name == "NVIDIA H200"; });
+  ASSERT_NE(h200, devices.end());
+  EXPECT_EQ(h200->sm_count, 132);
+  model::TrainingData data;
+  shipped.add_measurements(90, TemplateLibrary::instance(), data);
+  ASSERT_EQ(data.kernels.size(), 3u);
+  const KernelProblem asked = data.kernels.front().problem;
+  DeviceInfo other_card = *h200;
+  other_card.uuid = "GPU-another-h200";
+  const std::vector<db::TrialRecord> exact = shipped.exact(other_card, asked);
+  ASSERT_EQ(exact.size(), 1u);
+  EXPECT_EQ(exact.front().problem, asked);
+  DeviceInfo h100 = *h200;
+  h100.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_TRUE(shipped.exact(h100, asked).empty()) << "another GPU model's result is no exact result";
+}
+
+// Every shipped best of an architecture with a bundle has its cubin under the key the runtime computes, so
+// no problem served from shipped results waits for NVRTC. A change to a template changes the keys: then
+// `gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins` makes the bundle anew.
+TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchitecture) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
+  ASSERT_GT(shipped.cubins(), 0u) << "no cubin bundle ships with the results";
+  for (const std::string& version : shipped.cubin_nvrtc_versions()) {
+    if (version != rtc::nvrtc_version()) {
+      GTEST_SKIP() << "the shipped cubins were compiled by NVRTC " << version << ", this build uses "
+                   << rtc::nvrtc_version() << ": their keys cannot match here";
+    }
+  }
+  size_t checked = 0;
+  for (const auto& [device, result] : shipped.bests(90)) {
+    const std::optional<runtime::CheckedConfig> config =
+        runtime::check_config(library, result.template_name, result.config_key, device, result.problem);
+    ASSERT_TRUE(config) << result.template_name << " " << result.config_key;
+    const rtc::KernelSpec spec =
+        rtc::make_spec(*config->kernel_template, config->config, result.problem, device.arch(), &device);
+    EXPECT_FALSE(shipped.cubin(spec.cubin_key(library)).empty())
+        << "no shipped cubin for " << result.problem.to_string() << " on " << device.name << " ("
+        << result.config_key
+        << "): run gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins";
+    ++checked;
+  }
+  EXPECT_GE(checked, 12u);
 }
 
 TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {
@@ -38,7 +88,8 @@ TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {
     std::ofstream(folder.file("bad.json")) << text;
   }
   try {
-    runtime::load_results(runtime::result_files_in(folder.file("")), "shipped", TemplateLibrary::instance());
+    runtime::ShippedResults(runtime::result_files_in(folder.file("")), "shipped",
+                            TemplateLibrary::instance());
     FAIL() << "a result of an unknown template was accepted";
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("shipped/bad.json"), std::string::npos) << e.what();

@@ -6,7 +6,7 @@
 
 #include "core/template_library.hpp"
 #include "tuner/search.hpp"
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
 namespace gemmforge::tuner::testing {
 

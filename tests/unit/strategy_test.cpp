@@ -6,9 +6,9 @@
 #include <cmath>
 #include <set>
 
+#include "model/analytic.hpp"
 #include "search_fixtures.hpp"
 #include "tuner/candidate_table.hpp"
-#include "tuner/model.hpp"
 #include "tuner/neighbourhood.hpp"
 #include "tuner/search.hpp"
 

@@ -16,7 +16,7 @@
 #include "tuner/candidate_table.hpp"
 #include "tuner/rng.hpp"
 #include "tuner/search.hpp"
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
 namespace gemmforge::tuner::synthetic {
 

@@ -74,6 +74,30 @@ TEST_F(TuneCommandTest, ArgumentErrorsComeBeforeTheDeviceCheck) {
   EXPECT_FALSE(std::filesystem::exists(folder_.file("x.db")));
 }
 
+TEST_F(TuneCommandTest, AlignStatesTheOperandsWidthsAndPrintProblemsShowsTheCanonicalProblems) {
+  // Tight leading dimensions of 300x200x100 nn give widths 4/4/4; --align asks for others. Of a
+  // column-major call, --align names the call's own A, B and C: its canonical left operand is B.
+  const Ran row = gemmforge("tune --shape 300x200x100 --align 1,2,1 --print-problems");
+  EXPECT_EQ(row.status, 0) << row.err;
+  EXPECT_EQ(row.out, "f32 nn 300x200x100 align 1/2/1\n");
+  const Ran col = gemmforge("tune --shape 30x20x10 --layout nt --order col --align 1,2,4 --print-problems");
+  EXPECT_EQ(col.status, 0) << col.err;
+  EXPECT_EQ(col.out, "f32 tn 20x30x10 align 2/1/4\n");
+  const Ran tight = gemmforge("tune --shape 30x20x10 --shape 31x20x9 --print-problems");
+  EXPECT_EQ(tight.out, "f32 nn 30x20x10 align 2/4/4\nf32 nn 31x20x9 align 1/4/4\n");
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db"))) << "--print-problems opened the database";
+
+  for (const char* bad : {"3,4,4", "4,4", "4;4;4", "4,4,4,4"}) {
+    const Ran refused =
+        gemmforge(std::string("tune --shape 30x20x10 --print-problems --align '") + bad + "'");
+    EXPECT_EQ(refused.status, 2) << bad;
+    EXPECT_NE(refused.err.find("--align"), std::string::npos) << refused.err;
+    EXPECT_TRUE(refused.out.empty()) << bad;
+  }
+  const Ran misses = gemmforge("tune --from-misses --print-problems");
+  EXPECT_EQ(misses.status, 2) << misses.err;
+}
+
 TEST_F(TuneCommandTest, ReportReadsTheDatabase) {
   const std::string path = folder_.file("tuned.db");
   {

@@ -3,9 +3,11 @@
 #include "tuner/tuner.hpp"
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <chrono>
 #include <thread>
@@ -72,7 +74,15 @@ TEST_F(TunerTest, TunesEveryCandidateRecordsTheRunAndResumesOnASecondRun) {
   EXPECT_EQ(runs[0].strategy, "exhaustive");
   EXPECT_EQ(runs[0].command, "tuner_test");
   const int64_t problem_id = *database_.find_problem(p.problem);
-  EXPECT_EQ(database_.trials(device->id, problem_id).size(), 8u);
+  const std::vector<db::TrialRecord> trials = database_.trials(device->id, problem_id);
+  EXPECT_EQ(trials.size(), 9u) << "eight candidates and cuBLAS";
+  const auto vendor = std::find_if(trials.begin(), trials.end(), [](const db::TrialRecord& t) {
+    return t.template_name == db::kVendorTemplate;
+  });
+  ASSERT_NE(vendor, trials.end());
+  EXPECT_EQ(vendor->config_key, db::kVendorConfig);
+  EXPECT_DOUBLE_EQ(*vendor->time_median_ms, p.cublas_ms);
+  EXPECT_FALSE(vendor->is_best) << "cuBLAS's trial is a yardstick, never the best";
   const std::optional<db::TrialRecord> best = database_.best(device->id, problem_id);
   ASSERT_TRUE(best);
   EXPECT_EQ(best->config_key, p.best->config_key);
@@ -87,8 +97,18 @@ TEST_F(TunerTest, TunesEveryCandidateRecordsTheRunAndResumesOnASecondRun) {
   EXPECT_DOUBLE_EQ(again.cublas_ms, p.cublas_ms);  // from the stored trials: the problem was never set up
   ASSERT_TRUE(again.best);
   EXPECT_EQ(again.best->config_key, p.best->config_key);
-  EXPECT_EQ(database_.trials(device->id, problem_id).size(), 8u);
+  EXPECT_EQ(database_.trials(device->id, problem_id).size(), 9u);
   EXPECT_EQ(database_.runs(device->id).size(), 2u);
+}
+
+TEST_F(TunerTest, WithoutTheVendorCandidateOnlyGeneratedKernelsAreRecorded) {
+  TuneOptions o = options();
+  o.vendor_candidate = false;
+  const TuneReport report = tune(database_, o);
+  const int64_t problem_id = *database_.find_problem(report.problems[0].problem);
+  const int64_t device_id = database_.device_by_uuid(report.device.uuid)->id;
+  for (const db::TrialRecord& t : database_.trials(device_id, problem_id))
+    EXPECT_NE(t.template_name, "cublas");
 }
 
 TEST_F(TunerTest, EvaluationBudgetCountsStoredTrials) {
@@ -143,7 +163,7 @@ TEST_F(TunerTest, KilledRunKeepsItsTrialsAndTheNextRunResumesThem) {
   const TuneReport resumed = tune(database_, options());
   EXPECT_EQ(resumed.problems[0].resumed, kept);
   EXPECT_EQ(resumed.problems[0].measured + resumed.problems[0].failed, 8u - kept);
-  EXPECT_EQ(stored(), 8u);
+  EXPECT_EQ(stored(), 9u) << "eight candidates and cuBLAS, recorded once the search is done";
   const std::vector<db::RunRecord> runs = database_.runs(database_.devices().at(0).id);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_FALSE(runs[0].finished_at);  // the killed run never finished

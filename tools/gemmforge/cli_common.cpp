@@ -142,24 +142,53 @@ void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k) {
   }
 }
 
-std::vector<std::array<int64_t, 3>> read_shapes(const std::string& path) {
+std::vector<ShapeEntry> read_shapes(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InvalidArgumentError(fmt::format("cannot read shape file '{}'", path));
-  std::vector<std::array<int64_t, 3>> shapes;
+  std::vector<ShapeEntry> shapes;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::array<int64_t, 3> shape{};
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string word; words >> word;) fields.push_back(word);
+    if (fields.empty()) continue;
+    ShapeEntry entry;
     try {
-      parse_shape(line, shape[0], shape[1], shape[2]);
+      if (fields.size() < 3 || fields.size() > 5) {
+        throw InvalidArgumentError("a line holds \"M N K\", optionally followed by a layout and an order");
+      }
+      parse_shape(fields[0] + " " + fields[1] + " " + fields[2], entry.m, entry.n, entry.k);
+      if (fields.size() > 3) {
+        bool ta = false, tb = false;
+        parse_layout(fields[3], ta, tb);
+        entry.layout = fields[3];
+      }
+      if (fields.size() > 4) {
+        parse_order(fields[4]);
+        entry.order = fields[4];
+      }
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(fmt::format("{}:{}: {}", path, number, e.what()));
     }
-    shapes.push_back(shape);
+    shapes.push_back(entry);
   }
   if (shapes.empty()) throw InvalidArgumentError(fmt::format("shape file '{}' lists no shapes", path));
   return shapes;
+}
+
+std::vector<ShapeEntry> collect_shapes(const std::vector<std::string>& shapes, const std::string& file) {
+  std::vector<ShapeEntry> entries;
+  for (const std::string& text : shapes) {
+    ShapeEntry entry;
+    parse_shape(text, entry.m, entry.n, entry.k);
+    entries.push_back(entry);
+  }
+  if (!file.empty()) {
+    const std::vector<ShapeEntry> listed = read_shapes(file);
+    entries.insert(entries.end(), listed.begin(), listed.end());
+  }
+  return entries;
 }
 
 KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,

@@ -73,9 +73,21 @@ CLI::Validator one_of(const std::vector<std::string>& allowed);
 /// (check_dimension, as the APIs and imports check them); throws InvalidArgumentError.
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
 
-/// Reads a shape file: one "M N K" per line, '#' starts a comment. Throws InvalidArgumentError naming the
-/// line.
-std::vector<std::array<int64_t, 3>> read_shapes(const std::string& path);
+/// One problem of a shape file: its sizes, and its layout and storage order where the line gives them.
+struct ShapeEntry {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  std::string layout;  ///< "nn", "nt", "tn" or "tt"; empty: the command's --layout
+  std::string order;   ///< "row" or "col"; empty: the command's --order
+};
+
+/// Reads a shape file: one "M N K [layout] [order]" per line (e.g. "4096 14336 4096 nt row"), '#' starts a
+/// comment. Throws InvalidArgumentError naming the line.
+std::vector<ShapeEntry> read_shapes(const std::string& path);
+
+/// The entries of every --shape text (sizes only) followed by those of the shape file, if one is given.
+std::vector<ShapeEntry> collect_shapes(const std::vector<std::string>& shapes, const std::string& file);
 
 /// Canonical problem of a row- or column-major call with the given layout ("nn", "nt", ...) and aligned data.
 KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,

@@ -9,11 +9,11 @@
 #include <random>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::cli {
 namespace {
@@ -39,7 +39,7 @@ struct CompileOptions {
 int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
-  const tuner::Space space = tuner::Space::build(tmpl, device, problem);
+  const Space space = Space::build(tmpl, device, problem);
   if (space.empty()) throw InvalidArgumentError("the space is empty for this problem");
   std::mt19937_64 rng(o.sample_seed);
   std::vector<rtc::CompileRequest> requests;

@@ -8,13 +8,13 @@
 #include <random>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "cuda/device.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "tuner/problem_rig.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::cli {
 namespace {
@@ -47,9 +47,9 @@ int run_measure(const MeasureOptions& o) {
   for (const std::string& text : o.configs) configs.push_back(Config::parse_key(tmpl.manifest.name(), text));
   if (o.seeds) configs.insert(configs.end(), tmpl.manifest.seeds().begin(), tmpl.manifest.seeds().end());
   if (o.sample > 0) {
-    tuner::Pins pins;
-    for (const std::string& pin : o.pins) tuner::add_pin(pins, pin);
-    const tuner::Space space = tuner::Space::build(tmpl, device, problem, pins);
+    Pins pins;
+    for (const std::string& pin : o.pins) add_pin(pins, pin);
+    const Space space = Space::build(tmpl, device, problem, pins);
     if (space.empty()) throw InvalidArgumentError("the space is empty for this problem and these pins");
     std::mt19937_64 rng(o.sample_seed);
     for (int i = 0; i < o.sample; ++i) configs.push_back(space.config(rng() % space.size()));

@@ -1,5 +1,5 @@
-// `gemmforge query`: the config gemmforge serves for a problem on a GPU, with its measured time and ratio
-// to cuBLAS where known and the level of the fallback chain that answered. Needs no GPU with --device-name.
+// `gemmforge query`: what gemmforge serves for a problem on a GPU (an exact tuned result, the performance
+// model's choice or cuBLAS), with the measured or predicted times behind it. Needs no GPU with --device-name.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -8,9 +8,10 @@
 #include "cli_common.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/exchange_files.hpp"
-#include "runtime/fallback_chain.hpp"
 #include "runtime/model_lookup.hpp"
+#include "runtime/selector.hpp"
 #include "runtime/shipped_results.hpp"
+#include "runtime/tuned_source.hpp"
 
 namespace gemmforge::cli {
 namespace {
@@ -23,6 +24,7 @@ struct QueryOptions {
   std::string device;
   std::string device_name;
   std::string db;
+  bool no_vendor = false;
   bool json = false;
 };
 
@@ -43,15 +45,16 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
         {"align_c", problem.align_c}}},
       {"device", {{"name", device.info.name}, {"arch", device.info.arch()}, {"limits_from", device.origin}}},
       {"level", to_string(plan.level)},
-      {"shipped_match",
-       plan.shipped_match ? nlohmann::json(to_string(*plan.shipped_match)) : nlohmann::json(nullptr)},
-      {"template", plan.template_name},
-      {"config", plan.config},
+      {"template", plan.template_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.template_name)},
+      {"config", plan.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.config)},
       {"time_ms", optional_json(plan.time_ms)},
+      {"time_predicted", plan.time_predicted},
+      {"cublas_ms", optional_json(plan.vendor_ms)},
       {"ratio_vs_cublas", optional_json(plan.ratio_vs_cublas)},
       {"tuned_problem",
        plan.tuned_problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.tuned_problem)},
       {"basis", plan.basis},
+      {"source", plan.source},
       {"launch",
        {{"tiles", plan.tiles},
         {"split_k", plan.split_k},
@@ -65,19 +68,28 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
 void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
   fmt::print("{} on {} ({}, limits from {})\n", plan.problem, device.info.name, device.info.arch(),
              device.origin);
-  std::string level = to_string(plan.level);
-  if (plan.shipped_match) level += fmt::format(" ({} match)", to_string(*plan.shipped_match));
-  fmt::print("  level     {}\n", level);
-  fmt::print("  template  {}\n", plan.template_name);
-  fmt::print("  config    {}\n", plan.config);
-  if (plan.time_ms) {
-    const std::string ratio =
-        plan.ratio_vs_cublas ? fmt::format(", {:.3f}x the speed of cuBLAS", *plan.ratio_vs_cublas) : "";
-    fmt::print("  measured  {:.4f} ms{} on {}\n", *plan.time_ms, ratio, plan.tuned_problem);
+  fmt::print("  level     {}{}\n", to_string(plan.level),
+             plan.level == PlanLevel::kVendor ? ": cuBLAS serves it" : "");
+  if (plan.template_name.empty()) {
+    fmt::print("  template  none computes this problem here\n");
   } else {
-    fmt::print("  measured  never for this config and shape\n");
+    fmt::print("  {}  {}\n", plan.level == PlanLevel::kVendor ? "generated" : "template ",
+               plan.template_name);
+    fmt::print("  config    {}\n", plan.config);
+  }
+  if (plan.time_ms) {
+    fmt::print("  {}  {:.4f} ms{}\n", plan.time_predicted ? "predicted" : "measured ", *plan.time_ms,
+               plan.time_predicted ? "" : " on " + plan.tuned_problem);
+  }
+  if (plan.vendor_ms) {
+    const std::string ratio =
+        plan.ratio_vs_cublas ? fmt::format(" (generated kernel: {:.3f}x its speed)", *plan.ratio_vs_cublas)
+                             : "";
+    fmt::print("  cuBLAS    {:.4f} ms{}\n", *plan.vendor_ms, ratio);
   }
   fmt::print("  basis     {}\n", plan.basis);
+  fmt::print("  source    {}\n", plan.source);
+  if (plan.template_name.empty()) return;
   const std::string work = plan.stream_blocks > 0
                                ? fmt::format("{} tiles ({} whole, then {} stream-K blocks share the rest)",
                                              plan.tiles, plan.whole_tiles, plan.stream_blocks)
@@ -91,16 +103,12 @@ int run_query(const QueryOptions& o) {
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  if (m == 0 || n == 0 || k == 0) {
-    throw InvalidArgumentError(
-        fmt::format("shape {} has a zero size: such a call launches no GEMM kernel", o.shape));
-  }
   const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, parse_dtype(o.dtype));
 
   // The user's database or export (read-only where it is not writable), then $GEMMFORGE_SITE_DB.
-  const runtime::ResultSources sources = runtime::open_result_sources(o.db, TemplateLibrary::instance());
-  runtime::TunedSource& shipped = runtime::shipped_results();
-  runtime::TunedSource* user_source = sources.source.get();
+  const runtime::ResultSources opened = runtime::open_result_sources(o.db, TemplateLibrary::instance());
+  runtime::ResultSource& shipped = runtime::shipped_source();
+  runtime::ResultSource* user_source = opened.source.get();
 
   runtime::ModelDevice device;
   if (!o.device_name.empty()) {
@@ -113,8 +121,13 @@ int run_query(const QueryOptions& o) {
           "{}; pass --device-name (e.g. \"NVIDIA H100 80GB HBM3\") to query without a GPU", e.what()));
     }
   }
-  const runtime::FallbackChain chain(TemplateLibrary::instance(), user_source, &shipped);
-  const PlanInfo plan = runtime::describe(chain.select(device.info, problem), problem, device.info);
+  std::vector<runtime::ResultSource*> sources;
+  if (user_source != nullptr) sources.push_back(user_source);
+  sources.push_back(&shipped);
+  runtime::SelectorOptions options;
+  options.vendor = !o.no_vendor;
+  const runtime::Selector selector(TemplateLibrary::instance(), device.info, sources, options);
+  const PlanInfo plan = runtime::describe(selector.select(problem), problem, device.info);
   if (o.json) {
     print_json(plan, problem, device);
   } else {
@@ -127,7 +140,7 @@ Command register_query(CLI::App& app) {
   auto o = std::make_shared<QueryOptions>();
   CLI::App* cmd = app.add_subcommand(
       "query",
-      "Show the config served for a problem, its measured speed and the fallback level that chose it");
+      "Show what serves a problem (tuned result, model's choice or cuBLAS) and the times behind the choice");
   cmd->add_option("--shape", o->shape, "Problem MxNxK")->required();
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
@@ -139,6 +152,7 @@ Command register_query(CLI::App& app) {
   cmd->add_option(
       "--db", o->db,
       "Tuning database or JSON export (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_flag("--no-vendor", o->no_vendor, "Answer as a runtime that never serves cuBLAS");
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_query(*o); }};
 }

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli_common.hpp"
 #include "db/database.hpp"
+#include "db/exchange.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/exchange_files.hpp"
 #include "runtime/shipped_results.hpp"
@@ -46,6 +48,25 @@ std::function<bool(const KernelProblem&)> problem_filter(const ReportCliOptions&
   };
 }
 
+// The shipped exports imported into a database in memory, checked as `gemmforge import` checks them.
+db::Database shipped_database() {
+  const runtime::ShippedFiles shipped = runtime::shipped_result_files();
+  db::Database database = db::Database::open(":memory:");
+  db::Importer importer(database, db::ImportPolicy::kFaster,
+                        runtime::import_checks(TemplateLibrary::instance()));
+  for (const auto& [name, text] : shipped.files) {
+    if (std::filesystem::path(name).extension() != ".json") continue;
+    std::istringstream in(text);
+    importer.read(in, shipped.origin + "/" + name);
+  }
+  const db::ImportReport report = importer.finish();
+  if (!report.committed) {
+    throw InvalidArgumentError(fmt::format("the shipped results do not import: {}",
+                                           report.rejections.empty() ? "" : report.rejections.front()));
+  }
+  return database;
+}
+
 int run_report(const ReportCliOptions& o) {
   if (o.top < 1) throw InvalidArgumentError(fmt::format("--top {} must be at least 1", o.top));
   if (o.shipped && !o.db.empty()) throw InvalidArgumentError("give --db or --shipped, not both");
@@ -55,8 +76,7 @@ int run_report(const ReportCliOptions& o) {
   filter.top = o.top;
   std::vector<tuner::ProblemReport> reports;
   if (o.shipped) {
-    reports = runtime::shipped_results().database().with(
-        [&](db::Database& database) { return tuner::build_report(database, filter); });
+    reports = tuner::build_report(shipped_database(), filter);
   } else {
     const std::string path = o.db.empty() ? db::Database::default_path() : o.db;
     // Reading never creates a database: a report of a file that does not exist is a mistake to show.

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
-#include "tuner/space.hpp"
 
 namespace gemmforge::cli {
 namespace {
@@ -63,9 +63,9 @@ int run_space(const SpaceOptions& o) {
     throw NoDeviceError(
         fmt::format("{}; pass --arch sm_90 (or sm_80, sm_86, sm_89) for nominal limits", e.what()));
   }
-  tuner::Pins pins;
-  for (const std::string& pin : o.pins) tuner::add_pin(pins, pin);
-  const tuner::Space space = tuner::Space::build(tmpl, device, problem, pins);
+  Pins pins;
+  for (const std::string& pin : o.pins) add_pin(pins, pin);
+  const Space space = Space::build(tmpl, device, problem, pins);
   if (o.json) {
     nlohmann::json rejected = nlohmann::json::object();
     nlohmann::json pruned = nlohmann::json::object();

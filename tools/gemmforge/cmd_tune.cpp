@@ -2,11 +2,15 @@
 // measuring in an isolated worker process and recording every trial in the tuning database.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "cli_common.hpp"
 #include "cuda/device.hpp"
@@ -24,6 +28,8 @@ struct TuneCliOptions {
   std::string shapes_file;
   std::string layout = "nn";
   std::string order = "row";
+  std::string align;
+  bool print_problems = false;
   std::string strategy = "guided";
   size_t max_evals = 128;
   double time_s = 0;
@@ -32,6 +38,7 @@ struct TuneCliOptions {
   std::vector<std::string> pins;
   uint64_t seed = 1;
   bool allow_spills = false;
+  bool no_vendor = false;
   bool quiet = false;
   bool from_misses = false;
   double error_bound = 1e-5;
@@ -52,24 +59,37 @@ std::string command_line() {
   return text.empty() ? "gemmforge tune" : text;
 }
 
+// --align "A,B,C": the vector width in elements (1, 2 or 4) of each operand as the call names them.
+std::optional<std::array<int, 3>> parse_align(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::array<int, 3> align{};
+  char comma1 = 0, comma2 = 0;
+  std::istringstream in(text);
+  std::string rest;
+  const bool read = static_cast<bool>(in >> align[0] >> comma1 >> align[1] >> comma2 >> align[2]);
+  if (!read || comma1 != ',' || comma2 != ',' || (in >> rest) ||
+      std::any_of(align.begin(), align.end(), [](int a) { return a != 1 && a != 2 && a != 4; })) {
+    throw InvalidArgumentError(fmt::format(
+        "--align '{}' must be three widths in elements from 1, 2 and 4 for A, B and C, e.g. 4,4,1", text));
+  }
+  return align;
+}
+
 std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
-  std::vector<std::array<int64_t, 3>> shapes;
-  for (const std::string& text : o.shapes) {
-    std::array<int64_t, 3> shape{};
-    parse_shape(text, shape[0], shape[1], shape[2]);
-    shapes.push_back(shape);
-  }
-  if (!o.shapes_file.empty()) {
-    const auto listed = read_shapes(o.shapes_file);
-    shapes.insert(shapes.end(), listed.begin(), listed.end());
-  }
+  const std::optional<std::array<int, 3>> align = parse_align(o.align);
   std::vector<KernelProblem> problems;
-  for (const auto& [m, n, k] : shapes) {
-    if (m == 0 || n == 0 || k == 0) {
-      throw InvalidArgumentError(
-          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", m, n, k));
+  for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
+    const std::string order = s.order.empty() ? o.order : s.order;
+    KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order);
+    if (align) {
+      // The tuner lays its operands out with leading dimensions that give exactly these widths. A
+      // column-major call is the row-major problem of C^T, whose left operand is the call's B.
+      const bool row = parse_order(order) == Order::kRowMajor;
+      p.align_a = row ? (*align)[0] : (*align)[1];
+      p.align_b = row ? (*align)[1] : (*align)[0];
+      p.align_c = (*align)[2];
     }
-    problems.push_back(make_problem(m, n, k, o.layout, o.order));
+    problems.push_back(p);
   }
   return problems;
 }
@@ -157,9 +177,17 @@ int run_tune(const TuneCliOptions& o) {
   // Everything that can be checked without side effects comes first; the database is opened (and
   // created) only once a GPU is known to be there, so a failed start writes nothing.
   tuner::make_strategy(o.strategy, o.seed);
-  tuner::Pins pins;
-  for (const std::string& pin : o.pins) tuner::add_pin(pins, pin);
+  Pins pins;
+  for (const std::string& pin : o.pins) add_pin(pins, pin);
   std::vector<KernelProblem> problems = problems_from_shapes(o);
+  if (o.print_problems) {
+    if (o.from_misses) {
+      throw InvalidArgumentError(
+          "--print-problems lists the problems of --shape and --shapes; those of --from-misses need the GPU");
+    }
+    for (const KernelProblem& p : problems) fmt::print("{}\n", p.to_string());
+    return 0;
+  }
   if (problems.empty() && !o.from_misses) {
     throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
   }
@@ -191,6 +219,7 @@ int run_tune(const TuneCliOptions& o) {
   options.time_s = o.time_s;
   options.error_bound = o.error_bound;
   options.allow_spills = o.allow_spills;
+  options.vendor_candidate = !o.no_vendor;
   options.timeout_s = o.timeout_s;
   options.quiet = o.quiet;
   options.compile_threads = o.threads;
@@ -213,9 +242,15 @@ Command register_tune(CLI::App& app) {
       "Find the fastest correct config of each problem on a GPU and record every trial in the database");
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
-  cmd->add_option("--shapes", o->shapes_file, "File of shapes: one \"M N K\" per line, # starts a comment");
+  cmd->add_option("--shapes", o->shapes_file,
+                  "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--align", o->align,
+                  "Vector width in elements (1, 2 or 4) of A, B and C, e.g. 4,4,1: the tuner picks leading "
+                  "dimensions that give exactly these (default: those of tight leading dimensions)");
+  cmd->add_flag("--print-problems", o->print_problems,
+                "Print the canonical problems that would be tuned, one per line, and exit (needs no GPU)");
   cmd->add_option("--strategy", o->strategy, "exhaustive, random or guided")->capture_default_str();
   cmd->add_option("--max-evals", o->max_evals, "Evaluations per problem, stored ones included (0: no limit)")
       ->capture_default_str();
@@ -229,6 +264,7 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-spills", o->allow_spills,
                 "Measure configs that spill registers instead of skipping them");
+  cmd->add_flag("--no-vendor", o->no_vendor, "Do not record cuBLAS's time of each problem as a candidate");
   cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("--from-misses", o->from_misses,

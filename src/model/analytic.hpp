@@ -1,16 +1,16 @@
-// The analytic performance model of the guided strategy: what a candidate should cost on a device, from
-// its footprint alone. It ranks candidates before any is measured; what it gets wrong is learnt online
-// (residual_model.hpp).
+// The analytic performance model: what a config should cost on a device, from its footprint alone. The
+// tuner's guided strategy ranks candidates with it before any is measured and learns online what it gets
+// wrong (tuner/residual_model.hpp); the fitted model (performance_model.hpp) corrects it from every stored
+// measurement.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/device_info.hpp"
-#include "gemmforge/types.hpp"
-#include "tuner/candidate_table.hpp"
+#include "model/footprint.hpp"
 
-namespace gemmforge::tuner {
+namespace gemmforge::model {
 
 /// Resident blocks per SM.
 struct Occupancy {
@@ -43,6 +43,7 @@ Waves count_waves(int64_t blocks, int blocks_per_sm, int sm_count);
 /// The model's estimate for one candidate, with the terms it is made of.
 struct Estimate {
   double time_ms = 0;         ///< main loop + split-K + launch; infinite when a block does not fit
+  double dram_ms = 0;         ///< reading A and B through device memory once: no main loop is faster
   double main_loop_ms = 0;    ///< waves of tile computation
   double split_k_ms = 0;      ///< reducing the K slices: serial hand-over of C, or summing partial tiles
   double flops_per_byte = 0;  ///< arithmetic intensity of a block tile against the operand bytes it loads
@@ -56,16 +57,14 @@ struct Estimate {
 /// long as the slower of its FMA work (slowed when too few warps hide latency, and by the operand loads
 /// of small register tiles) and its operand loads from L2 (the SM's share of L2 bandwidth); full waves
 /// run at full occupancy, the partial last wave at the blocks it has per SM. With stream-K, the whole
-/// tiles and the stream wave are two such phases. `registers_per_thread` is the estimate or a
-/// calibrated one.
-Estimate estimate(const DeviceInfo& device, const Footprint& footprint, int64_t registers_per_thread,
-                  int element_bytes);
+/// tiles and the stream wave are two such phases. No main loop beats reading A and B once through device
+/// memory, and writing C adds its own time (`problem` gives their sizes). `registers_per_thread` is the
+/// estimate or a calibrated one.
+Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const Footprint& footprint,
+                  int64_t registers_per_thread);
 
-/// Bytes of one element of A, B and C.
-int element_bytes(Dtype dtype);
+/// Device memory bandwidth in bytes per ms from the memory clock and bus width (double data rate);
+/// 0 when the device description lacks them.
+double dram_bytes_per_ms(const DeviceInfo& device);
 
-/// Every candidate's estimated time with manifest register estimates, in ms (infinite for those the
-/// model says cannot launch).
-std::vector<double> estimate_all(const SearchSpace& space, const CandidateTable& table);
-
-}  // namespace gemmforge::tuner
+}  // namespace gemmforge::model

@@ -9,7 +9,7 @@
 #include "core/problem.hpp"
 #include "core/template_library.hpp"
 
-namespace gemmforge::runtime {
+namespace gemmforge {
 
 /// The config nearest to `config` (fewest parameters changed, then fewest steps through the sorted
 /// domains) that satisfies the
@@ -21,4 +21,4 @@ std::optional<Config> repair_config(const KernelTemplate& kernel_template, const
                                     const DeviceInfo& device, const KernelProblem& problem,
                                     bool prune = false);
 
-}  // namespace gemmforge::runtime
+}  // namespace gemmforge

@@ -1,5 +1,5 @@
 // Pruned enumeration of a template's parameter space.
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "gemmforge/error.hpp"
 
-namespace gemmforge::tuner {
+namespace gemmforge {
 
 void add_pin(Pins& pins, const std::string& text) {
   const size_t equals = text.find('=');
@@ -165,4 +165,4 @@ int64_t Space::find(const Config& config) const {
   return -1;
 }
 
-}  // namespace gemmforge::tuner
+}  // namespace gemmforge

@@ -1,11 +1,14 @@
-// The analytic performance model: occupancy, waves with their tail, roofline of a block tile, split-K.
-#include "tuner/model.hpp"
+// The analytic performance model: occupancy, waves with their tail, roofline of a block tile, split-K,
+// and the device-memory floor.
+#include "model/analytic.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace gemmforge::tuner {
+#include "core/dtype.hpp"
+
+namespace gemmforge::model {
 namespace {
 
 // Allocation rules of sm_80 to sm_90 (the CUDA occupancy calculator's figures).
@@ -88,8 +91,14 @@ Waves count_waves(int64_t blocks, int blocks_per_sm, int sm_count) {
   return w;
 }
 
-Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t registers_per_thread,
-                  int element_bytes) {
+double dram_bytes_per_ms(const DeviceInfo& device) {
+  // HBM and GDDR transfer on both clock edges.
+  return 2.0 * device.memory_clock_khz * (device.memory_bus_width / 8.0);
+}
+
+Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const Footprint& f,
+                  int64_t registers_per_thread) {
+  const int element_bytes = gemmforge::element_bytes(problem.dtype);
   Estimate e;
   e.occupancy = estimate_occupancy(device, f.threads, registers_per_thread, f.smem_bytes);
   const bool stream = f.stream_blocks > 0;
@@ -151,30 +160,19 @@ Estimate estimate(const DeviceInfo& device, const Footprint& f, int64_t register
                                       : (f.split_k - 1) * handoff_ms;
     }
   }
-  e.time_ms = e.main_loop_ms + e.split_k_ms + kLaunchMs;
+  // Device memory: A and B are read while the blocks compute, so their reading overlaps the main loop;
+  // C is written as tiles finish, mostly after their blocks' main loops.
+  const double bandwidth = dram_bytes_per_ms(device);
+  double c_write_ms = 0;
+  if (bandwidth > 0) {
+    const double bytes = static_cast<double>(element_bytes);
+    e.dram_ms = bytes *
+                (static_cast<double>(problem.m) * problem.k + static_cast<double>(problem.k) * problem.n) /
+                bandwidth;
+    c_write_ms = bytes * static_cast<double>(problem.m) * problem.n / bandwidth;
+  }
+  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + kLaunchMs;
   return e;
 }
 
-int element_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kF16:
-    case Dtype::kBf16:
-      return 2;
-    case Dtype::kF32:
-    case Dtype::kTf32:
-      break;
-  }
-  return 4;
-}
-
-std::vector<double> estimate_all(const SearchSpace& space, const CandidateTable& table) {
-  const int bytes = element_bytes(space.problem().dtype);
-  std::vector<double> times(table.size());
-  for (size_t i = 0; i < table.size(); ++i) {
-    const Footprint& f = table.footprint(i);
-    times[i] = estimate(space.device(), f, f.est_regs, bytes).time_ms;
-  }
-  return times;
-}
-
-}  // namespace gemmforge::tuner
+}  // namespace gemmforge::model

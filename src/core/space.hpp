@@ -12,7 +12,7 @@
 #include "core/problem.hpp"
 #include "core/template_library.hpp"
 
-namespace gemmforge::tuner {
+namespace gemmforge {
 
 /// Parameters pinned to fixed values ("BK" -> 8), narrowing a space before it is enumerated.
 using Pins = std::map<std::string, int64_t>;
@@ -56,4 +56,4 @@ class Space {
   std::vector<Rejection> rejections_;
 };
 
-}  // namespace gemmforge::tuner
+}  // namespace gemmforge

@@ -1,6 +1,6 @@
-// Repair by enumerating a small pinned space around the config (tuner::Space does the rule work and
+// Repair by enumerating a small pinned space around the config (Space does the rule work and
 // reports which rule rejected what).
-#include "runtime/config_repair.hpp"
+#include "core/config_repair.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/space.hpp"
+#include "core/space.hpp"
 
-namespace gemmforge::runtime {
+namespace gemmforge {
 namespace {
 
 using ParameterSet = std::set<size_t>;
@@ -48,7 +48,7 @@ int64_t rank_steps(const Parameter& parameter, int64_t a, int64_t b) {
 }
 
 // The config of the space that changes the fewest parameters of `config`, by the fewest steps among equals.
-Config nearest_in(const tuner::Space& space, const Manifest& manifest, const Config& config) {
+Config nearest_in(const Space& space, const Manifest& manifest, const Config& config) {
   const auto& parameters = manifest.parameters();
   size_t best = 0;
   std::pair<int64_t, int64_t> best_distance{std::numeric_limits<int64_t>::max(), 0};
@@ -74,17 +74,17 @@ std::optional<Config> repair_config(const KernelTemplate& kernel_template, const
   const size_t all = manifest.parameters().size();
   ParameterSet free;  // nothing at first: a config that passes is returned as it is
   while (true) {
-    tuner::Pins pins;
+    Pins pins;
     for (size_t p = 0; p < all; ++p) {
       if (free.count(p) == 0) pins[normalized.values()[p].first] = normalized.values()[p].second;
     }
-    const tuner::Space space = tuner::Space::build(kernel_template, device, problem, pins, prune);
+    const Space space = Space::build(kernel_template, device, problem, pins, prune);
     if (!space.empty()) return nearest_in(space, manifest, normalized);
     if (free.size() == all) return std::nullopt;
     // Free what the rejecting rules read; once that adds nothing, what shares a rule with a free
     // parameter; once that adds nothing either, everything.
     const size_t before = free.size();
-    for (const tuner::Space::Rejection& rejection : space.rejections()) {
+    for (const Space::Rejection& rejection : space.rejections()) {
       for (const Constraint* rule : rules) {
         if (rule->name == rejection.rule) collect_parameters(manifest, rule->condition, free);
       }
@@ -104,4 +104,4 @@ std::optional<Config> repair_config(const KernelTemplate& kernel_template, const
   }
 }
 
-}  // namespace gemmforge::runtime
+}  // namespace gemmforge

@@ -1,0 +1,100 @@
+// Reading the models' inputs off a config: derived values through the manifest's symbol table, block tile
+// extents by probing TILES, K split through the manifest's launch rule.
+#include "model/footprint.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge::model {
+namespace {
+
+// A problem extent far beyond any tile, so that TILES / extent recovers the tile size within rounding.
+constexpr int64_t kProbeExtent = int64_t{1} << 20;
+
+size_t derived_index(const Manifest& manifest, const std::string& name) {
+  const auto& derived = manifest.derived();
+  for (size_t i = 0; i < derived.size(); ++i) {
+    if (derived[i].name == name) return i;
+  }
+  throw InvalidArgumentError(
+      fmt::format("template {} defines no derived value {}; the performance models read THREADS, SMEM_BYTES, "
+                  "EST_REGS and TILES of every GEMM template",
+                  manifest.name(), name));
+}
+
+std::vector<int64_t> context(const Manifest& manifest, const DeviceInfo& device,
+                             const KernelProblem& problem) {
+  std::vector<int64_t> values(manifest.symbol_count(), 0);
+  manifest.bind_context(values.data(), &device, &problem);
+  return values;
+}
+
+KernelProblem stretched(KernelProblem problem, bool along_m) {
+  problem.m = along_m ? kProbeExtent : 1;
+  problem.n = along_m ? 1 : kProbeExtent;
+  return problem;
+}
+
+int64_t tile_extent(int64_t probe_tiles) {
+  if (probe_tiles <= 0) return kProbeExtent;
+  return std::max<int64_t>(1, std::llround(static_cast<double>(kProbeExtent) / probe_tiles));
+}
+
+}  // namespace
+
+FootprintReader::FootprintReader(const Manifest& manifest, const DeviceInfo& device,
+                                 const KernelProblem& problem)
+    : manifest_(manifest),
+      device_(device),
+      problem_(problem),
+      threads_(derived_index(manifest, "THREADS")),
+      smem_(derived_index(manifest, "SMEM_BYTES")),
+      regs_(derived_index(manifest, "EST_REGS")),
+      tiles_(derived_index(manifest, "TILES")),
+      actual_(context(manifest, device, problem)),
+      along_m_(context(manifest, device, stretched(problem, true))),
+      along_n_(context(manifest, device, stretched(problem, false))) {}
+
+std::vector<int64_t> FootprintReader::symbols(const Config& normalized,
+                                              const std::vector<int64_t>& bound) const {
+  std::vector<int64_t> values = bound;
+  const Config::Values& parameters = normalized.values();
+  for (size_t p = 0; p < parameters.size(); ++p) values[p] = parameters[p].second;
+  for (size_t d = 0; d < manifest_.derived().size(); ++d) {
+    values[manifest_.derived_slot(d)] = manifest_.derived()[d].value.evaluate(values.data());
+  }
+  return values;
+}
+
+Footprint FootprintReader::read(const Config& normalized) const {
+  const std::vector<int64_t> actual = symbols(normalized, actual_);
+  const auto derived = [&](const std::vector<int64_t>& values, size_t d) {
+    return values[manifest_.derived_slot(d)];
+  };
+  const LaunchGeometry geometry = manifest_.geometry(normalized, problem_, device_);
+  Footprint f;
+  f.tile_m = tile_extent(derived(symbols(normalized, along_m_), tiles_));
+  f.tile_n = tile_extent(derived(symbols(normalized, along_n_), tiles_));
+  f.tiles = derived(actual, tiles_);
+  f.split_k = geometry.split_k;
+  f.k_per_split = geometry.k_per_split;
+  f.k_granule = geometry.k_granule;
+  f.whole_tiles = geometry.whole_tiles;
+  f.stream_blocks = geometry.stream_blocks;
+  if (f.stream_blocks > 0) {
+    const int64_t iterations =
+        (f.tiles - f.whole_tiles) * ((problem_.k + geometry.k_granule - 1) / geometry.k_granule);
+    f.stream_k = (iterations + f.stream_blocks - 1) / f.stream_blocks * geometry.k_granule;
+  }
+  f.parallel_split = geometry.workspace_bytes > 0;
+  f.threads = derived(actual, threads_);
+  f.smem_bytes = derived(actual, smem_);
+  f.est_regs = derived(actual, regs_);
+  return f;
+}
+
+}  // namespace gemmforge::model

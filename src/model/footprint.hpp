@@ -1,0 +1,57 @@
+// What the performance models read of a config for a problem on a device, computed from generic manifest
+// data: the derived values THREADS, SMEM_BYTES, EST_REGS and TILES that every GEMM template defines, and
+// the launch geometry. No template's parameter names appear here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/device_info.hpp"
+#include "core/manifest.hpp"
+#include "core/problem.hpp"
+
+namespace gemmforge::model {
+
+/// Launch shape and resources of one config for one problem.
+struct Footprint {
+  int64_t tile_m = 0;           ///< rows of C one block computes
+  int64_t tile_n = 0;           ///< columns of C one block computes
+  int64_t tiles = 0;            ///< blocks per K slice
+  int64_t split_k = 1;          ///< K slices launched
+  int64_t k_per_split = 0;      ///< K extent of one slice
+  int64_t k_granule = 1;        ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole before the stream blocks run
+  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t stream_k = 0;         ///< stream-K: K extent one stream block sums
+  bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
+                                ///< rather than adding into C one after the other
+  int64_t threads = 0;          ///< threads per block
+  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
+  int64_t est_regs = 0;         ///< registers per thread as the manifest estimates them before compiling
+};
+
+/// Reads footprints of one template's configs for one problem on one device. Throws InvalidArgumentError
+/// when the template lacks one of the derived values the models read.
+class FootprintReader {
+ public:
+  FootprintReader(const Manifest& manifest, const DeviceInfo& device, const KernelProblem& problem);
+
+  /// The footprint of a config normalized by the manifest (parameters in manifest order).
+  Footprint read(const Config& normalized) const;
+
+ private:
+  // The manifest's symbol table for one problem: parameters written in, derived values evaluated in
+  // manifest order (they may read earlier ones).
+  std::vector<int64_t> symbols(const Config& normalized, const std::vector<int64_t>& context) const;
+
+  const Manifest& manifest_;
+  const DeviceInfo& device_;
+  const KernelProblem& problem_;
+  size_t threads_, smem_, regs_, tiles_;  // derived value indices
+  // Symbol tables bound to the problem, and to it stretched along M and along N: TILES / extent there
+  // recovers a block tile's extent without knowing the template's parameter names.
+  std::vector<int64_t> actual_, along_m_, along_n_;
+};
+
+}  // namespace gemmforge::model

@@ -1,0 +1,126 @@
+// Leave-one-problem-out validation of the fitted models.
+#include "model/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "model/performance_model.hpp"
+#include "model/vendor_model.hpp"
+
+namespace gemmforge::model {
+namespace {
+
+// Ranks with ties averaged, as Spearman's coefficient needs them.
+std::vector<double> ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> r(values.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[order[k]] = (i + j) / 2.0;
+    i = j + 1;
+  }
+  return r;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+double geomean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += std::log(v);
+  return std::exp(sum / static_cast<double>(values.size()));
+}
+
+}  // namespace
+
+Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
+                             const TrainingData& data, double predicted_margin, size_t min_configs) {
+  std::map<std::pair<size_t, std::string>, std::vector<size_t>> groups;  // kernel measurements by problem
+  for (size_t i = 0; i < data.kernels.size(); ++i) {
+    const KernelMeasurement& m = data.kernels[i];
+    if (same_model(data.devices[m.device], device)) groups[{m.device, m.problem.to_string()}].push_back(i);
+  }
+  Validation v;
+  std::vector<double> correlations, chosen, vendor_errors, served, generated;
+  for (const auto& [key, members] : groups) {
+    if (members.size() < min_configs) continue;
+    const KernelProblem problem = data.kernels[members.front()].problem;
+    const std::string name = problem.to_string();
+    TrainingData rest;
+    rest.devices = data.devices;
+    for (const KernelMeasurement& m : data.kernels) {
+      if (m.problem.to_string() != name) rest.kernels.push_back(m);
+    }
+    std::optional<double> cublas_ms;
+    for (const VendorMeasurement& m : data.vendor) {
+      if (m.problem.to_string() != name) {
+        rest.vendor.push_back(m);
+      } else if (m.device == key.first) {
+        cublas_ms = m.time_ms;
+      }
+    }
+    const DeviceInfo& measured_on = data.devices[key.first];
+    const PerformanceModel model(library, measured_on, rest);
+    const PerformanceModel::ProblemView view = model.view(problem);
+    std::vector<double> predicted, pessimistic, measured;
+    for (size_t i : members) {
+      const KernelMeasurement& m = data.kernels[i];
+      const Prediction prediction = view.predict(*m.kernel_template, m.config);
+      predicted.push_back(prediction.time_ms);
+      pessimistic.push_back(prediction.pessimistic_ms());
+      measured.push_back(m.time_ms);
+    }
+    LeftOutProblem p;
+    p.problem = name;
+    p.device = measured_on.name;
+    p.configs = members.size();
+    p.rank_correlation = spearman(predicted, measured);
+    const size_t pick = std::min_element(pessimistic.begin(), pessimistic.end()) - pessimistic.begin();
+    const double best = *std::min_element(measured.begin(), measured.end());
+    p.chosen_over_best = measured[pick] / best;
+    p.chosen_predicted_over_measured = predicted[pick] / measured[pick];
+    correlations.push_back(p.rank_correlation);
+    chosen.push_back(p.chosen_over_best);
+    if (cublas_ms) {
+      const double vendor_predicted = VendorModel(measured_on, rest).predict(problem).time_ms;
+      p.vendor_predicted_over_measured = vendor_predicted / *cublas_ms;
+      vendor_errors.push_back(
+          std::max(p.vendor_predicted_over_measured, 1 / p.vendor_predicted_over_measured));
+      const bool vendor_serves = pessimistic[pick] * (1 + predicted_margin) > vendor_predicted;
+      p.generated_vs_cublas = *cublas_ms / measured[pick];
+      p.served_vs_cublas = vendor_serves ? 1.0 : p.generated_vs_cublas;
+      served.push_back(p.served_vs_cublas);
+      generated.push_back(p.generated_vs_cublas);
+    }
+    v.problems.push_back(p);
+  }
+  if (!correlations.empty()) {
+    std::vector<double> sorted = correlations;
+    std::sort(sorted.begin(), sorted.end());
+    v.median_rank_correlation = sorted[sorted.size() / 2];
+  }
+  v.geomean_chosen_over_best = geomean(chosen);
+  v.geomean_vendor_error = geomean(vendor_errors);
+  v.geomean_served_vs_cublas = geomean(served);
+  v.geomean_generated_vs_cublas = geomean(generated);
+  v.min_served_vs_cublas = served.empty() ? 0 : *std::min_element(served.begin(), served.end());
+  return v;
+}
+
+}  // namespace gemmforge::model

@@ -1,0 +1,47 @@
+// How well the fitted models predict problems they were not fitted on: each problem of the training data
+// left out in turn, the models fitted on the others, and their predictions compared with what was measured.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/template_library.hpp"
+#include "model/training_data.hpp"
+
+namespace gemmforge::model {
+
+/// The performance model's predictions for one left-out problem, against its measured configs.
+struct LeftOutProblem {
+  std::string problem;
+  std::string device;
+  size_t configs = 0;           ///< measured configs ranked
+  double rank_correlation = 0;  ///< Spearman's, predicted against measured times
+  /// Measured time of the config predicted fastest over the fastest measured one (1: it chose the best).
+  double chosen_over_best = 1;
+  /// The chosen config's predicted time over its measured time.
+  double chosen_predicted_over_measured = 1;
+  /// cuBLAS: predicted time over measured time (1: exact), when cuBLAS was measured.
+  double vendor_predicted_over_measured = 0;
+  /// What serving would have run, as a ratio to cuBLAS's measured time (above 1: faster): the chosen
+  /// config, or cuBLAS itself where the models predict it faster by `predicted_margin`.
+  double served_vs_cublas = 0;
+  double generated_vs_cublas = 0;  ///< the chosen config alone
+};
+
+struct Validation {
+  std::vector<LeftOutProblem> problems;
+  double median_rank_correlation = 0;
+  double geomean_chosen_over_best = 1;
+  double geomean_vendor_error = 1;  ///< geometric mean of max(p/m, m/p) for cuBLAS
+  double geomean_served_vs_cublas = 0;
+  double geomean_generated_vs_cublas = 0;
+  double min_served_vs_cublas = 0;
+};
+
+/// Leaves out each (device, problem) of `data` measured on `device`'s model in turn. Problems measured on
+/// fewer than `min_configs` configs are not scored (there is nothing to rank), but stay in the fits.
+Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
+                             const TrainingData& data, double predicted_margin, size_t min_configs = 8);
+
+}  // namespace gemmforge::model

@@ -1,0 +1,161 @@
+// Choosing a kernel: exact results, then the model's ranking, then the vendor check.
+#include "runtime/selector.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge::runtime {
+namespace {
+
+// cuBLAS computes these problems through the vendor path (runtime/vendor_gemm.hpp).
+bool vendor_serves(const KernelProblem& problem) {
+  return problem.dtype == Dtype::kF32;
+}
+
+std::shared_future<std::shared_ptr<const ServingModel>> build_model(
+    const TemplateLibrary& library, const DeviceInfo& device, const std::vector<ResultSource*>& sources) {
+  return std::async(std::launch::async,
+                    [&library, device, sources] {
+                      return std::shared_ptr<const ServingModel>(
+                          std::make_shared<ServingModel>(library, device, sources));
+                    })
+      .share();
+}
+
+}  // namespace
+
+Selector::Selector(const TemplateLibrary& library, const DeviceInfo& device,
+                   std::vector<ResultSource*> sources, SelectorOptions options)
+    : library_(library),
+      device_(device),
+      sources_(std::move(sources)),
+      options_(options),
+      model_(build_model(library_, device_, sources_)) {}
+
+Selector::~Selector() {
+  std::lock_guard<std::mutex> lock(model_mutex_);
+  if (model_.valid()) model_.wait();  // the task reads the sources, which may go before this
+}
+
+std::shared_ptr<const ServingModel> Selector::current_model() const {
+  std::shared_future<std::shared_ptr<const ServingModel>> model;
+  {
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    model = model_;
+  }
+  return model.get();
+}
+
+void Selector::refresh() {
+  std::shared_future<std::shared_ptr<const ServingModel>> next = build_model(library_, device_, sources_);
+  next.wait();
+  std::lock_guard<std::mutex> lock(model_mutex_);
+  model_ = std::move(next);
+}
+
+std::optional<Selection> Selector::exact(const KernelProblem& problem) const {
+  for (ResultSource* source : sources_) {
+    for (const db::TrialRecord& result : source->exact(device_, problem)) {
+      std::string why;
+      std::optional<CheckedConfig> checked =
+          check_config(library_, result.template_name, result.config_key, device_, problem, &why);
+      if (!checked) {
+        spdlog::debug("passing over {} {} for {}: {}", result.template_name, result.config_key,
+                      problem.to_string(), why);
+        continue;
+      }
+      Selection s;
+      s.level = PlanLevel::kExact;
+      s.choice = std::move(checked);
+      s.basis = fmt::format("tuned for this problem on {}", result.device_uuid);
+      s.source = source->label();
+      s.tuned_problem = result.problem;
+      s.time_ms = result.time_median_ms;
+      s.vendor_ms = result.cublas_ms;
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+Selection Selector::ranked(const KernelProblem& problem) const {
+  const std::shared_ptr<const ServingModel> serving = model();
+  const std::vector<model::Candidate> candidates = serving->portfolio.rank(serving->kernels, problem);
+  Selection s;
+  s.level = PlanLevel::kModel;
+  s.source = serving->describe();
+  for (const model::Candidate& c : candidates) {
+    std::string why;
+    std::optional<CheckedConfig> checked =
+        check_config(library_, c.kernel_template->manifest.name(), c.config.key(), device_, problem, &why);
+    if (!checked) {
+      spdlog::debug("passing over {} {}: {}", c.kernel_template->manifest.name(), c.config.key(), why);
+      continue;
+    }
+    s.choice = std::move(checked);
+    s.time_ms = c.prediction.time_ms;
+    s.time_predicted = true;
+    s.time_log_error = c.prediction.log_error;
+    s.basis =
+        fmt::format("the performance model's fastest of {} candidates, predicted {:.4g} ms ({}{}); from {}",
+                    candidates.size(), c.prediction.time_ms, model::to_string(c.prediction.basis),
+                    c.prediction.measured_on.empty() ? "" : " on " + c.prediction.measured_on, c.origin);
+    break;
+  }
+  return s;
+}
+
+Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem) const {
+  if (!options_.vendor || !vendor_serves(problem)) return s;
+  bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
+  if (!s.vendor_ms) {
+    const model::Prediction v = model()->vendor.predict(problem);
+    s.vendor_ms = v.time_ms;
+    vendor_measured = v.basis == model::Basis::kMeasured;
+  }
+  if (!s.choice) {
+    s.level = PlanLevel::kVendor;
+    s.basis = "no generated kernel computes this problem on this GPU";
+    return s;
+  }
+  // Both times measured: cuBLAS must be faster by the measured margin; otherwise the generated kernel
+  // must be predicted faster by the (wider) predicted margin.
+  const bool measured = vendor_measured && !s.time_predicted;
+  const bool vendor_wins =
+      measured ? *s.vendor_ms < *s.time_ms * (1 - options_.measured_margin)
+               : *s.time_ms * std::exp(s.time_log_error) * (1 + options_.predicted_margin) > *s.vendor_ms;
+  if (!vendor_wins) return s;
+  s.basis = fmt::format("cuBLAS {} {:.4g} ms against {:.4g} ms {} for the fastest generated kernel ({})",
+                        vendor_measured ? "measured" : "predicted", *s.vendor_ms, *s.time_ms,
+                        s.time_predicted ? "predicted" : "measured", s.basis);
+  s.level = PlanLevel::kVendor;
+  return s;
+}
+
+Selection Selector::select(const KernelProblem& problem) const {
+  if (std::optional<Selection> found = exact(problem)) return with_vendor_check(std::move(*found), problem);
+  Selection s = ranked(problem);
+  if (!s.choice && !(options_.vendor && vendor_serves(problem))) {
+    std::string minimums;
+    bool any_dtype = false;
+    for (const KernelTemplate* t : library_.all()) {
+      if (t->manifest.dtype() != problem.dtype) continue;
+      any_dtype = true;
+      minimums += fmt::format("{}{} needs sm_{}", minimums.empty() ? "" : ", ", t->manifest.name(),
+                              t->manifest.min_cc());
+    }
+    if (!any_dtype) {
+      throw NotFoundError(
+          fmt::format("no kernel template of gemmforge computes {} GEMMs", to_string(problem.dtype)));
+    }
+    throw ArchMismatchError(fmt::format("no kernel template of gemmforge computes {} on {} ({}): {}",
+                                        problem.to_string(), device_.name, device_.arch(), minimums));
+  }
+  return with_vendor_check(std::move(s), problem);
+}
+
+}  // namespace gemmforge::runtime

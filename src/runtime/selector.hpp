@@ -1,0 +1,71 @@
+// Problem -> kernel, the serving journey's choice: the problem's own tuned result on this GPU model (the
+// user's database, then the shipped results); else the portfolio ranked by the performance model; and
+// cuBLAS in either case where it is measured or predicted faster by more than a margin. Every config is
+// re-checked against its manifest for the asked problem and device. Needs no GPU: the device may carry
+// nominal limits.
+#pragma once
+
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "core/template_library.hpp"
+#include "runtime/result_source.hpp"
+#include "runtime/selection.hpp"
+#include "runtime/serving_model.hpp"
+
+namespace gemmforge::runtime {
+
+struct SelectorOptions {
+  /// Serve cuBLAS where it is faster (else only generated kernels).
+  bool vendor = true;
+  /// cuBLAS serves when a measured generated kernel is slower than it by more than this fraction...
+  double measured_margin = 0.02;
+  /// ...or when a predicted one, one typical error above its prediction, is not faster than it by at least
+  /// this fraction. The typical error already makes the comparison pessimistic; a further margin only hands
+  /// cuBLAS problems where the generated kernel is faster (held-out runs show it), so none by default.
+  double predicted_margin = 0.0;
+};
+
+class Selector {
+ public:
+  /// `sources` in order of trust (the user's database first); none may be null. Starts building the
+  /// serving model in the background: the first choice that needs it waits for it.
+  Selector(const TemplateLibrary& library, const DeviceInfo& device, std::vector<ResultSource*> sources,
+           SelectorOptions options = {});
+  ~Selector();
+  Selector(const Selector&) = delete;
+  Selector& operator=(const Selector&) = delete;
+
+  /// The choice for a problem some template computes on the device. Throws ArchMismatchError or
+  /// NotFoundError when none does and cuBLAS may not serve it.
+  Selection select(const KernelProblem& problem) const;
+
+  /// The fitted models (waiting for them); they stay valid while the caller holds them.
+  std::shared_ptr<const ServingModel> model() const { return current_model(); }
+  /// Builds the serving model again from the sources, so results tuned since are seen.
+  void refresh();
+
+  const DeviceInfo& device() const { return device_; }
+
+ private:
+  std::optional<Selection> exact(const KernelProblem& problem) const;
+  Selection ranked(const KernelProblem& problem) const;
+  /// Hands the choice to cuBLAS when the options say it is faster.
+  Selection with_vendor_check(Selection selection, const KernelProblem& problem) const;
+
+  std::shared_ptr<const ServingModel> current_model() const;
+
+  const TemplateLibrary& library_;
+  DeviceInfo device_;
+  std::vector<ResultSource*> sources_;
+  SelectorOptions options_;
+  mutable std::mutex model_mutex_;  // guards model_ itself; the model is immutable
+  std::shared_future<std::shared_ptr<const ServingModel>> model_;
+};
+
+}  // namespace gemmforge::runtime

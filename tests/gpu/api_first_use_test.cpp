@@ -1,0 +1,166 @@
+// Tuning at first use on a GPU: an unknown problem is served correctly at once while `gemmforge tune` tunes
+// it in the background, and its later calls switch to the tuned kernel, still correct; clearing the cache or
+// destroying the runtime ends a tune in flight.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "api_test_support.hpp"
+#include "gemm_harness.hpp"
+#include "gemmforge/gemmforge.hpp"
+#include "gpu_fixture.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kBound = 1e-5;
+
+// Unsets an environment variable while it lives, so the test's options decide.
+class EnvUnset {
+ public:
+  explicit EnvUnset(const char* name) : name_(name) {
+    if (const char* value = std::getenv(name)) old_ = value;
+    unsetenv(name);
+  }
+  ~EnvUnset() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+  }
+  EnvUnset(const EnvUnset&) = delete;
+  EnvUnset& operator=(const EnvUnset&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class ApiFirstUse : public GpuTest {
+ protected:
+  std::unique_ptr<Runtime> open_runtime(bool tune, size_t evaluations) {
+    RuntimeOptions options;
+    options.database_path = database_.path();
+    options.use_shipped_results = false;  // the problem is unknown: levels come from this database alone
+    options.use_vendor = false;           // the tuned result serves as kExact even where cuBLAS is faster
+    options.record_misses = false;
+    options.tune_at_first_use = tune;
+    options.first_use_evaluations = evaluations;
+    return std::make_unique<Runtime>(options);
+  }
+  static GemmHarness& harness() {
+    static GemmHarness h;
+    return h;
+  }
+  // Runs the case through Runtime::gemm; empty when it matches cuBLAS.
+  static std::string check(Runtime& runtime, const GemmCase& c, uint64_t seed = 1) {
+    const CaseResult r = harness().run(
+        c,
+        [&](const GemmCall& call, cudaStream_t stream) {
+          runtime.gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
+                       static_cast<const float*>(call.a), call.lda, static_cast<const float*>(call.b),
+                       call.ldb, call.beta, static_cast<float*>(call.c), call.ldc, call.order, stream);
+        },
+        seed);
+    return r.passes(kBound) ? "" : c.describe() + ": " + r.describe();
+  }
+  static GemmShape shape_of(const GemmCase& c) {
+    const GemmCall call = shape_call(c);
+    GemmShape shape;
+    shape.order = c.order, shape.op_a = c.op_a, shape.op_b = c.op_b;
+    shape.m = c.m, shape.n = c.n, shape.k = c.k;
+    shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc;
+    return shape;
+  }
+
+  EnvUnset on_{"GEMMFORGE_TUNE_AT_FIRST_USE"};
+  EnvUnset budget_{"GEMMFORGE_TUNE_BUDGET"};
+  TempDatabase database_;
+};
+
+TEST_F(ApiFirstUse, AnUnknownProblemIsServedAtOnceAndSwitchesToItsTunedKernel) {
+  auto runtime = open_runtime(true, 8);
+  // Leading dimensions one above the tight ones give alignments 1/1/1, which the tuner reproduces only
+  // because the runtime states them (gemmforge tune --align).
+  GemmCase c;
+  c.order = Order::kRowMajor, c.m = 300, c.n = 200, c.k = 100, c.pad = 1, c.beta = 0.5f;
+  const KernelProblem problem = GemmHarness::problem(c);
+  ASSERT_EQ(problem.align_a, 1);
+  ASSERT_EQ(problem.align_c, 1);
+  const GemmShape shape = shape_of(c);
+  ASSERT_NE(runtime->query(shape).level, PlanLevel::kExact) << "the fresh database knows the problem";
+
+  EXPECT_EQ(check(*runtime, c), "") << "the first call, served before any tuning";
+  const PlanInfo untuned = runtime->query(shape);
+  EXPECT_EQ(untuned.problem, problem.to_string());
+  EXPECT_NE(untuned.level, PlanLevel::kExact);
+  EXPECT_NE(untuned.basis.find("tuned in the background"), std::string::npos) << untuned.basis;
+
+  // Calls go on, each checked against cuBLAS, until the tuned plan serves (or the tune fails).
+  const auto start = Clock::now();
+  int calls = 0;
+  while (runtime->query(shape).level != PlanLevel::kExact && runtime->stats().tunes_failed == 0 &&
+         seconds_since(start) < 600) {
+    const std::string wrong = check(*runtime, c, 2 + calls);
+    ASSERT_EQ(wrong, "") << "call " << calls << " while tuning in the background";
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const RuntimeStats stats = runtime->stats();
+  ASSERT_EQ(stats.tunes_failed, 0u) << "the tune failed; the runtime logged why";
+  const PlanInfo tuned = runtime->query(shape);
+  ASSERT_EQ(tuned.level, PlanLevel::kExact)
+      << "not tuned after " << seconds_since(start) << " s: " << tuned.basis;
+  EXPECT_EQ(tuned.tuned_problem, tuned.problem);
+  EXPECT_EQ(tuned.basis.find("background"), std::string::npos) << tuned.basis;
+  EXPECT_EQ(stats.tunes_finished, 1u);
+  EXPECT_EQ(stats.tunes_queued, 0u);
+  EXPECT_EQ(stats.tunes_running, 0u);
+  for (uint64_t seed = 100; seed < 103; ++seed) EXPECT_EQ(check(*runtime, c, seed), "") << "the tuned kernel";
+
+  // The tune's results are in the database: a runtime without first-use tuning serves them at once.
+  auto later = open_runtime(false, 8);
+  EXPECT_EQ(later->query(shape).level, PlanLevel::kExact);
+  EXPECT_EQ(later->stats().tunes_finished, 0u);
+}
+
+TEST_F(ApiFirstUse, ClearingTheCacheOrDestroyingTheRuntimeEndsATuneInFlight) {
+  auto runtime = open_runtime(true, 400);  // a budget this size keeps the tune busy for a while
+  GemmCase c;
+  c.order = Order::kColMajor, c.m = 520, c.n = 260, c.k = 130;
+  const GemmShape shape = shape_of(c);
+  EXPECT_EQ(check(*runtime, c), "");
+  auto start = Clock::now();
+  while (runtime->stats().tunes_running == 0 && seconds_since(start) < 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(runtime->stats().tunes_running, 1u) << runtime->query(shape).basis;
+
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the tuning process is under way
+  start = Clock::now();
+  runtime->clear_cache();
+  EXPECT_LT(seconds_since(start), 30) << "clear_cache waited for the tune instead of ending it";
+  RuntimeStats stats = runtime->stats();
+  EXPECT_EQ(stats.tunes_running, 0u);
+  EXPECT_EQ(stats.tunes_failed, 0u) << "a tune ended by clear_cache is no failure";
+  EXPECT_EQ(stats.tunes_finished, 0u);
+
+  // Planned again, the problem is queued again, and served correctly meanwhile.
+  EXPECT_EQ(check(*runtime, c), "");
+  EXPECT_NE(runtime->query(shape).basis.find("tuned in the background"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  start = Clock::now();
+  runtime.reset();
+  EXPECT_LT(seconds_since(start), 30) << "the destructor waited for the tune instead of ending it";
+}
+
+}  // namespace
+}  // namespace gemmforge::testing

@@ -1,0 +1,56 @@
+// The performance model and the vendor model on recorded tables: the shipped H100 results (every trial of
+// 37 problems), each problem left out in turn. Prints the table it scores, so a change to the model shows
+// what it bought.
+#include "model/performance_model.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "model/validation.hpp"
+#include "model/vendor_model.hpp"
+#include "runtime/shipped_results.hpp"
+
+namespace gemmforge::model {
+namespace {
+
+const std::string kRecorded = std::string(GEMMFORGE_SOURCE_DIR) + "/db/tuned";
+
+TrainingData recorded_h100(DeviceInfo& h100) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults results(runtime::result_files_in(kRecorded), kRecorded, library);
+  TrainingData data;
+  for (const DeviceInfo& d : results.devices()) {
+    if (d.name.find("H100") != std::string::npos) h100 = d;
+  }
+  results.add_measurements(90, library, data);
+  return data;
+}
+
+TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
+  DeviceInfo h100;
+  const TrainingData data = recorded_h100(h100);
+  ASSERT_FALSE(h100.name.empty()) << "no H100 in " << kRecorded;
+  const Validation v = validate_left_out(TemplateLibrary::instance(), h100, data, 0.05);
+  // chosen: measured time of the config predicted fastest over the best measured one; chosen p/m and cuBLAS
+  // p/m: predicted over measured time; gen/cb and served: speed against cuBLAS of the chosen config, and of
+  // what serving would run.
+  fmt::print("{:<40} {:>7} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", "left-out problem", "configs",
+             "spearman", "chosen", "chosen p/m", "cuBLAS p/m", "gen/cb", "served");
+  for (const LeftOutProblem& p : v.problems) {
+    fmt::print("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}\n", p.problem, p.configs,
+               p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
+               p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas);
+  }
+  fmt::print(
+      "median rank correlation {:.3f}; chosen config {:.3f}x the best's time (geomean); cuBLAS "
+      "predicted within {:.3f}x (geomean); vs cuBLAS: generated {:.3f}, served {:.3f} (min {:.3f})\n",
+      v.median_rank_correlation, v.geomean_chosen_over_best, v.geomean_vendor_error,
+      v.geomean_generated_vs_cublas, v.geomean_served_vs_cublas, v.min_served_vs_cublas);
+  ASSERT_GE(v.problems.size(), 30u);
+  EXPECT_GE(v.median_rank_correlation, 0.6);
+  EXPECT_LE(v.geomean_chosen_over_best, 1.15);
+  EXPECT_LE(v.geomean_vendor_error, 1.35);
+}
+
+}  // namespace
+}  // namespace gemmforge::model

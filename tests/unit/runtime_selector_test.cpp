@@ -1,0 +1,214 @@
+// The selector on a small database and on test exports: exact results serve their problem, the model ranks
+// proven configs for anything else, cuBLAS takes over where it is measured or predicted faster, and every
+// answer is valid for the problem and device it is for.
+#include "runtime/selector.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gemmforge/error.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "runtime/shipped_results.hpp"
+#include "runtime/tuned_source.hpp"
+#include "runtime_test_support.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+using runtime::ResultSource;
+using runtime::Selection;
+using runtime::Selector;
+using runtime::SelectorOptions;
+using runtime::SharedDatabase;
+using runtime::TunedSource;
+
+// Functions, not constants: the template library must not be read during static initialization.
+Config big() {
+  return seed(1, {{"RASTER", 16}});
+}
+Config mid() {
+  return seed(2, {{"RASTER", 4}});
+}
+Config narrow() {
+  return seed(4);
+}  // vector widths 1: fits any alignment
+
+void expect_valid(const Selection& s, const DeviceInfo& device, const KernelProblem& p) {
+  if (!s.choice) return;
+  EXPECT_NO_THROW(rtc::make_spec(*s.choice->kernel_template, s.choice->config, p, device.arch(), &device))
+      << s.choice->config.key() << " for " << p.to_string() << " on " << device.name;
+}
+
+class RuntimeSelector : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h100_ = database_.with([&](db::Database& d) { return d.upsert_device(h100_card_); });
+    database_.with([&](db::Database& d) {
+      record(d, h100_, problem(4096, 4096, 4096), big(), 2.0, 2.1);
+      record(d, h100_, problem(4096, 4096, 4096), mid(), 2.2, 2.1);
+      record(d, h100_, problem(1024, 1024, 1024), mid(), 0.10, 0.12);
+      record(d, h100_, problem(2048, 2048, 2048, "nn", 1, 1, 1), narrow(), 1.0, 0.5);  // cuBLAS twice as fast
+    });
+  }
+
+  Selection select(const DeviceInfo& device, const KernelProblem& p, std::vector<ResultSource*> extra = {},
+                   bool vendor = true) {
+    std::vector<ResultSource*> sources{&user_};
+    sources.insert(sources.end(), extra.begin(), extra.end());
+    SelectorOptions options;
+    options.vendor = vendor;
+    const Selection s = Selector(TemplateLibrary::instance(), device, sources, options).select(p);
+    expect_valid(s, device, p);
+    return s;
+  }
+
+  const DeviceInfo h100_card_ = model("NVIDIA H100 80GB HBM3", "sm_90", "GPU-11111111-aaaa");
+  SharedDatabase database_{db::Database::open(":memory:")};
+  TunedSource user_{database_, "test database"};
+  int64_t h100_ = 0;
+};
+
+TEST_F(RuntimeSelector, ExactMatchServesTheTunedConfigWithItsMeasurement) {
+  const Selection s = select(h100_card_, problem(4096, 4096, 4096));
+  EXPECT_EQ(s.level, PlanLevel::kExact);
+  ASSERT_TRUE(s.choice);
+  EXPECT_EQ(s.choice->config, big());
+  ASSERT_TRUE(s.time_ms && s.vendor_ms && s.tuned_problem);
+  EXPECT_DOUBLE_EQ(*s.time_ms, 2.0);
+  EXPECT_DOUBLE_EQ(*s.vendor_ms, 2.1);
+  EXPECT_FALSE(s.time_predicted);
+  EXPECT_EQ(*s.tuned_problem, problem(4096, 4096, 4096));
+  EXPECT_EQ(s.source, "test database");
+}
+
+TEST_F(RuntimeSelector, AnotherCardOfTheSameModelCountsAsExact) {
+  const DeviceInfo twin = model("NVIDIA H100 80GB HBM3", "sm_90", "GPU-22222222-bbbb");
+  const Selection s = select(twin, problem(1024, 1024, 1024));
+  EXPECT_EQ(s.level, PlanLevel::kExact);
+  EXPECT_EQ(s.choice->config, mid());
+  EXPECT_NE(s.basis.find("GPU-11111111-aaaa"), std::string::npos) << s.basis;
+}
+
+TEST_F(RuntimeSelector, CuBlasServesWhereItWasMeasuredFasterUnlessTurnedOff) {
+  const KernelProblem p = problem(2048, 2048, 2048, "nn", 1, 1, 1);
+  const Selection vendor = select(h100_card_, p);
+  EXPECT_EQ(vendor.level, PlanLevel::kVendor);
+  ASSERT_TRUE(vendor.choice) << "the generated kernel it beat is still reported";
+  EXPECT_EQ(vendor.choice->config, narrow());
+  EXPECT_NE(vendor.basis.find("cuBLAS measured"), std::string::npos) << vendor.basis;
+  const Selection generated = select(h100_card_, p, {}, false);
+  EXPECT_EQ(generated.level, PlanLevel::kExact);
+  EXPECT_EQ(generated.choice->config, narrow());
+}
+
+TEST_F(RuntimeSelector, TheModelServesUntunedProblemsWithPredictions) {
+  const Selection s = select(h100_card_, problem(1000, 1000, 1000), {}, false);
+  EXPECT_EQ(s.level, PlanLevel::kModel);
+  ASSERT_TRUE(s.choice && s.time_ms && s.vendor_ms == std::nullopt);
+  EXPECT_TRUE(s.time_predicted);
+  EXPECT_GT(*s.time_ms, 0);
+  EXPECT_NE(s.source.find("test database"), std::string::npos) << s.source;
+  const Selection with_vendor = select(h100_card_, problem(1000, 1000, 1000));
+  ASSERT_TRUE(with_vendor.vendor_ms);
+  EXPECT_TRUE(with_vendor.level == PlanLevel::kModel || with_vendor.level == PlanLevel::kVendor);
+}
+
+TEST_F(RuntimeSelector, TheModelFitsTheAlignmentOfTheAskedProblem) {
+  // A padded lda allows only scalar loads of A: configs tuned with 4-wide ones are repaired or passed over.
+  const KernelProblem p = problem(1024, 1024, 1024, "nn", 1, 4, 4);
+  const Selection s = select(h100_card_, p, {}, false);
+  EXPECT_EQ(s.level, PlanLevel::kModel);
+  ASSERT_TRUE(s.choice);
+  EXPECT_TRUE(s.choice->kernel_template->manifest.violations(s.choice->config, &h100_card_, &p).empty());
+}
+
+TEST_F(RuntimeSelector, AnotherGpuModelsMeasurementOfTheProblemIsScaledNotServedAsExact) {
+  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+                                  TemplateLibrary::instance());
+  model::TrainingData data;
+  shipped.add_measurements(90, TemplateLibrary::instance(), data);
+  const auto tt = std::find_if(data.kernels.begin(), data.kernels.end(),
+                               [](const model::KernelMeasurement& m) { return m.problem.a_trans; });
+  ASSERT_NE(tt, data.kernels.end()) << "the test export tunes a tt problem the user database lacks";
+  const KernelProblem tuned_on_h200 = tt->problem;
+  const DeviceInfo h200 = model("NVIDIA H200", "sm_90", "GPU-33333333-cccc");
+  EXPECT_EQ(select(h200, tuned_on_h200, {&shipped}).level == PlanLevel::kExact ||
+                select(h200, tuned_on_h200, {&shipped}).level == PlanLevel::kVendor,
+            true);
+  const Selector selector(TemplateLibrary::instance(), h100_card_, {&user_, &shipped},
+                          SelectorOptions{.vendor = false});
+  EXPECT_EQ(selector.select(tuned_on_h200).level, PlanLevel::kModel);
+  const model::Prediction p =
+      selector.model()->kernels.predict(*tt->kernel_template, tt->config, tuned_on_h200);
+  EXPECT_EQ(p.basis, model::Basis::kMeasuredElsewhere);
+  EXPECT_EQ(p.measured_on, "NVIDIA H200");
+  EXPECT_GT(p.time_ms, 0);
+}
+
+TEST_F(RuntimeSelector, ResultsOfAnUnknownTemplateArePassedOver) {
+  database_.with([&](db::Database& d) {
+    db::TrialRecord gone;
+    gone.device_id = h100_;
+    gone.problem = problem(8192, 8192, 8192);
+    gone.template_name = "sgemm_retired";
+    gone.template_hash = "0";
+    gone.config_key = "BM=128";
+    gone.time_median_ms = 1.0;
+    d.record_trial(gone);
+  });
+  const Selection s = select(h100_card_, problem(8192, 8192, 8192), {}, false);
+  EXPECT_EQ(s.level, PlanLevel::kModel);
+  ASSERT_TRUE(s.choice);
+}
+
+TEST_F(RuntimeSelector, WithoutMeasurementsTheAnalyticModelRanksTheSeeds) {
+  const DeviceInfo l4 = model("NVIDIA L4", "sm_89", "GPU-55555555-eeee");
+  const Selection s = select(l4, problem(4096, 4096, 4096), {}, false);
+  EXPECT_EQ(s.level, PlanLevel::kModel);
+  EXPECT_NE(s.source.find("no measurements of sm_89 GPUs"), std::string::npos) << s.source;
+  EXPECT_NE(s.basis.find("seed"), std::string::npos) << s.basis;
+}
+
+TEST_F(RuntimeSelector, EveryAnswerIsValidForTheAskedShape) {
+  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+                                  TemplateLibrary::instance());
+  const std::vector<DeviceInfo> devices = {h100_card_, model("NVIDIA H200", "sm_90", "GPU-h200"),
+                                           model("NVIDIA A100-SXM4-40GB", "sm_80", "GPU-a100"),
+                                           model("NVIDIA GeForce RTX 3090", "sm_86", "GPU-3090")};
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},          {17, 33, 65},       {127, 129, 255},
+                                                      {1, 4096, 4096},    {4096, 1, 4096},    {64, 64, 8},
+                                                      {1000, 1000, 1000}, {4103, 4105, 4104}, {3, 5000, 7},
+                                                      {1024, 1024, 1024}, {4096, 4096, 4096}};
+  std::map<PlanLevel, int> levels;
+  for (const DeviceInfo& device : devices) {
+    std::vector<ResultSource*> sources{&user_, &shipped};
+    const Selector selector(TemplateLibrary::instance(), device, sources, SelectorOptions{.vendor = false});
+    for (const auto& [m, n, k] : shapes) {
+      for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+        for (int align : {1, 2, 4}) {
+          const KernelProblem p = problem(m, n, k, layout, align, align == 2 ? 4 : align, align);
+          const Selection s = selector.select(p);
+          ASSERT_TRUE(s.choice) << p.to_string() << " on " << device.name;
+          expect_valid(s, device, p);
+          ++levels[s.level];
+        }
+      }
+    }
+  }
+  EXPECT_EQ(levels.size(), 2u) << "the sweep meets exact results and the model";
+}
+
+TEST_F(RuntimeSelector, ADeviceNoTemplateRunsOnIsAnArchMismatchUnlessCuBlasServes) {
+  DeviceInfo turing = model("Tesla T4", "sm_80", "GPU-t4");
+  turing.cc_major = 7, turing.cc_minor = 5;
+  EXPECT_THROW(select(turing, problem(256, 256, 256), {}, false), ArchMismatchError);
+  EXPECT_EQ(select(turing, problem(256, 256, 256)).level, PlanLevel::kVendor);
+  KernelProblem half = problem(256, 256, 256);
+  half.dtype = Dtype::kF16;
+  EXPECT_THROW(select(h100_card_, half, {}, false), NotFoundError);
+}
+
+}  // namespace
+}  // namespace gemmforge::testing
