@@ -229,6 +229,8 @@ class Database {
   std::string path_;
   std::string read_only_reason_;
   int open_transactions_ = 0;  // depth of nested WriteTransactions
+  // A read-only connection made SQLite create -wal/-shm files: remove them at the end.
+  bool tidy_side_files_ = false;
 };
 
 }  // namespace gemmforge::db

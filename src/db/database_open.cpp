@@ -290,6 +290,33 @@ std::unique_ptr<SQLite::Database> open_read_only(const std::string& path, const 
       file_uri(path, immutable), SQLite::OPEN_READONLY | SQLite::OPEN_URI, Database::busy_timeout_ms());
 }
 
+// The -wal and -shm files SQLite keeps beside a WAL database while it is open.
+struct SideFiles {
+  bool wal = false;
+  bool shm = false;
+};
+
+SideFiles side_files(const std::string& path) {
+  std::error_code error;
+  return {fs::exists(path + "-wal", error), fs::exists(path + "-shm", error)};
+}
+
+// A read-only connection cannot remove the -wal and -shm files it made SQLite create, so a file that was
+// only inspected, or rejected, would keep them. Where the file may be written, a read-write connection
+// that reads and closes lets SQLite remove them as it does for its last connection (never while another
+// process has the file open).
+void tidy_side_files(const std::string& path, const SideFiles& before) {
+  if (before.wal && before.shm) return;
+  const SideFiles now = side_files(path);
+  if ((!now.wal && !now.shm) || !access_writable(path) || !access_writable(folder_of(path))) return;
+  try {
+    SQLite::Database closer(path, SQLite::OPEN_READWRITE, Database::busy_timeout_ms());
+    closer.exec("PRAGMA schema_version");
+  } catch (const SQLite::Exception&) {
+    // A file SQLite cannot read keeps what it made; nothing in it changed.
+  }
+}
+
 }  // namespace
 
 Database Database::open(const std::string& path, const OpenOptions& options) {
@@ -329,10 +356,14 @@ Database Database::open(const std::string& path, const std::vector<Migration>& m
       }
     }
   }
+  const SideFiles before = side_files(path);
   try {
     return sql::retry_busy([&] {
       if (!reason.empty()) {
-        return read_only_database(open_read_only(path, header, writable), path, migrations, reason);
+        Database database =
+            read_only_database(open_read_only(path, header, writable), path, migrations, reason);
+        database.tidy_side_files_ = !before.wal || !before.shm;
+        return database;
       }
       if (exists) inspect_existing_file(path, migrations);
       auto connection = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
@@ -342,7 +373,11 @@ Database Database::open(const std::string& path, const std::vector<Migration>& m
       return database;
     });
   } catch (const SQLite::Exception& error) {
+    tidy_side_files(path, before);
     throw_open_error(path, error);
+  } catch (...) {
+    tidy_side_files(path, before);
+    throw;
   }
 }
 
@@ -480,11 +515,22 @@ Database& Database::operator=(Database&& other) noexcept {
     path_ = std::move(other.path_);
     read_only_reason_ = std::move(other.read_only_reason_);
     open_transactions_ = other.open_transactions_;
+    tidy_side_files_ = other.tidy_side_files_;
+    other.tidy_side_files_ = false;
   }
   return *this;
 }
 
-Database::~Database() = default;
+Database::~Database() {
+  if (!tidy_side_files_ || !connection_) return;
+  try {
+    statements_.clear();
+    connection_.reset();
+    tidy_side_files(path_, {});
+  } catch (const std::exception& error) {
+    spdlog::warn("{}: could not remove the files SQLite left beside it: {}", path_, error.what());
+  }
+}
 
 int Database::schema_version() const {
   return sql::guarded(path_, "read the schema version",
