@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -152,7 +153,7 @@ TEST_F(RuntimeReadOnly, AnUnreadableSiteDatabaseCostsAWarningNotTheProcess) {
 }
 
 // The gemmforge tool as a user who may not write the file or its folder.
-TEST_F(RuntimeReadOnly, QueryAndReportReadAFileTheUserCannotWrite) {
+TEST_F(RuntimeReadOnly, QueryReportAndExportReadAFileTheUserCannotWrite) {
   const std::optional<std::string> prefix = test_support::unprivileged_prefix();
   if (!prefix) GTEST_SKIP() << test_support::kNoUnprivilegedUser;
   fs::permissions(folder_.path(), fs::perms::others_read | fs::perms::others_exec, fs::perm_options::add);
@@ -166,13 +167,21 @@ TEST_F(RuntimeReadOnly, QueryAndReportReadAFileTheUserCannotWrite) {
                   "4096x4096x4096 --json --db '" + site_db() + "'");
   const CommandResult report =
       run_command(env + *prefix + gemmforge_tool() + " report --db '" + site_db() + "'");
+  fs::create_directories(folder_.path() / "out");
+  fs::permissions(folder_.path() / "out", fs::perms::all);
+  const std::string exported = (folder_.path() / "out" / "results.json").string();
+  const CommandResult export_run = run_command(env + *prefix + gemmforge_tool() + " export -o '" + exported +
+                                               "' --db '" + site_db() + "'");
   fs::permissions(folder_.path() / "site", fs::perms::owner_all, fs::perm_options::add);
   ASSERT_EQ(query.status, 0) << query.output;
-  const nlohmann::json answer = nlohmann::json::parse(query.output.substr(query.output.find('{')));
+  const nlohmann::json answer = nlohmann::json::parse(
+      query.output.substr(query.output.find('{'), query.output.rfind('}') + 1 - query.output.find('{')));
   EXPECT_EQ(answer["level"], "exact");
   EXPECT_EQ(answer["config"], seed(1).key());
   EXPECT_EQ(report.status, 0) << report.output;
   EXPECT_NE(report.output.find("4096x4096x4096"), std::string::npos) << report.output;
+  ASSERT_EQ(export_run.status, 0) << export_run.output;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(exported))["results"].size(), 2u);
   const auto after = test_support::snapshot(folder_.path() / "site");
   EXPECT_TRUE(before == after) << test_support::snapshot_difference(before, after);
 }
