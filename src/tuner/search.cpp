@@ -45,6 +45,9 @@ History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluato
                                         space.size(), c >= space.size() ? "outside the space" : "again"));
       }
     }
+    // What the strategy expects to want next compiles while this batch is measured.
+    const size_t next = std::min(batch, stop.evaluations_left(history) - count);
+    if (next > 0) evaluator.prefetch(space, strategy.upcoming(space, history, candidates, next));
     const std::vector<Observation> observations = evaluator.evaluate(space, candidates);
     if (observations.size() != candidates.size()) {
       throw InternalError(fmt::format("the evaluator answered {} observations for {} candidates",
