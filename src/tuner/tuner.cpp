@@ -505,6 +505,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
       gpus.push_back(std::make_unique<GpuLane>(worker_options, database, database_mutex, library));
     }
   }
+  // On this thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
   for (auto& gpu : gpus) gpu->start(options);
 
   TuneReport report;
@@ -514,6 +515,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
       options.compile_threads > 0 ? options.compile_threads : default_tuning_compile_threads();
   auto compile_service = std::make_shared<rtc::CompileService>(report.compile_threads);
 
+  const std::vector<db::DeviceRecord> known_devices = database.devices();
   std::vector<DeviceLane*> lanes;
   std::vector<std::string> names;
   for (auto& gpu : gpus) {
@@ -525,10 +527,10 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     evaluator_options.compile_threads = options.compile_threads;
     evaluator_options.compile_service = compile_service;
     evaluator_options.database_mutex = &database_mutex;
-    for (auto& other : gpus) {
-      if (other != gpu && other->device().name == gpu->device().name &&
-          other->device_id() != gpu->device_id()) {
-        evaluator_options.peer_device_ids.push_back(other->device_id());
+    // Every GPU of the model the database knows, in this run or before: their trials are this one's.
+    for (const db::DeviceRecord& other : known_devices) {
+      if (other.info.name == gpu->device().name && other.id != gpu->device_id()) {
+        evaluator_options.peer_device_ids.push_back(other.id);
       }
     }
     gpu->set_evaluator_options(std::move(evaluator_options));
