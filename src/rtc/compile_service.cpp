@@ -26,6 +26,7 @@ CompileService::CompileService(unsigned threads, CompileFunction compile, size_t
       keep_(keep),
       ahead_delay_s_(ahead_delay_s) {
   if (threads == 0) threads = default_compile_threads();
+  max_ahead_ = 4 * static_cast<size_t>(threads);
   for (unsigned t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
 }
 
@@ -79,6 +80,16 @@ bool CompileService::ahead(const std::string& key, const CompileRequest& request
   job->request = request;
   job->priority = CompilePriority::kAhead;
   job->queued_s = now_s();
+  // Guesses are dropped oldest first once more are waiting than the threads could use soon.
+  while (ahead_.size() >= max_ahead_) {
+    const Ticket oldest = std::move(ahead_.front());
+    ahead_.pop_front();
+    if (oldest->state == Job::State::kQueued && !oldest->wanted &&
+        oldest->priority == CompilePriority::kAhead) {
+      jobs_.erase(oldest->key);
+      ++stats_.ahead_dropped;
+    }
+  }
   jobs_.emplace(key, job);
   ahead_.push_back(job);
   ++stats_.ahead;

@@ -30,6 +30,7 @@ struct CompileServiceStats {
   size_t shared = 0;         ///< requests answered by a compilation already queued, running or done
   size_t ahead = 0;          ///< compilations queued ahead of the search
   size_t ahead_used = 0;     ///< of those, wanted later
+  size_t ahead_dropped = 0;  ///< of those, dropped unstarted: more guesses waited than four per thread
   double compile_sum_s = 0;  ///< the compilations' own durations added up
   double busy_s = 0;         ///< wall time with at least one compilation running
 };
@@ -55,7 +56,8 @@ class CompileService {
   /// The compilation of `key`: the one already queued, running or kept if any (raised to kNow when
   /// wanted now), else a new one queued with `priority`.
   Ticket submit(const std::string& key, const CompileRequest& request, CompilePriority priority);
-  /// Queues `key` ahead of the search unless it is known already; returns whether it was queued.
+  /// Queues `key` ahead of the search unless it is known already; returns whether it was queued. When more
+  /// than four guesses per thread wait, the oldest waiting is dropped.
   bool ahead(const std::string& key, const CompileRequest& request);
   /// Whether a compilation of `key` is queued, running or kept.
   bool known(const std::string& key) const;
@@ -80,6 +82,7 @@ class CompileService {
   CompileFunction compile_;
   size_t keep_;
   double ahead_delay_s_;
+  size_t max_ahead_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::condition_variable queued_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "gemmforge/error.hpp"
 #include "rtc/kernel_spec.hpp"
@@ -352,6 +353,7 @@ std::vector<Observation> GpuEvaluator::evaluate(const SearchSpace& space,
     waiting.push_back({std::move(c)});
   }
 
+  if (after_submission_) std::exchange(after_submission_, nullptr)();
   // Measuring what is cached first keeps the GPU busy while the pool compiles the rest.
   double batch_end_s = batch_start_s;
   for (const auto& [candidate, compiled] : cached) measure(candidate, compiled);

@@ -80,6 +80,9 @@ class GpuEvaluator : public Evaluator {
   /// every kernel wanted now.
   void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override;
 
+  /// Runs `action` once, right after the next evaluate() has queued its compilations (or at once when
+  /// that evaluate has nothing to compile).
+  void after_next_submission(std::function<void()> action) { after_submission_ = std::move(action); }
   /// Called once per candidate evaluated, as soon as its trial is known.
   void on_trial(std::function<void(const TrialEvent&)> callback) { on_trial_ = std::move(callback); }
   const EvaluatorStats& stats() const { return stats_; }
@@ -116,6 +119,7 @@ class GpuEvaluator : public Evaluator {
   std::map<std::string, db::TrialRecord> stored_;  // by template hash and config key
   std::map<size_t, db::TrialRecord> by_candidate_;
   std::function<void(const TrialEvent&)> on_trial_;
+  std::function<void()> after_submission_;
   EvaluatorStats stats_;
 };
 

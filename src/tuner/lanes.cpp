@@ -3,6 +3,7 @@
 #include "tuner/lanes.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -167,7 +168,8 @@ class LaneDriver {
         if (work.kind == DeviceSchedule::Work::Kind::kOwn) {
           shared = std::make_shared<SharedProblem>();
           running_[{model, work.problem}] = shared;
-          ahead = schedule_.upcoming(model, search_.compile_ahead_problems);
+          ahead =
+              schedule_.upcoming(model, search_.compile_ahead_problems * schedule_.lanes_of(model).size());
         } else {
           shared = running_.at({model, work.problem});
         }
@@ -188,7 +190,20 @@ class LaneDriver {
     }
   }
 
-  void compile_ahead(size_t lane, const std::vector<size_t>& problems) {
+  // Queues the first batch of each of `problems` on the compile pool. Only ever a head start: a failure
+  // here is the problem's own search's to meet.
+  void compile_ahead(size_t lane, const std::vector<size_t>& problems) noexcept {
+    try {
+      compile_ahead_or_throw(lane, problems);
+    } catch (const std::exception& e) {
+      try {
+        spdlog::debug("compiling ahead failed: {}", e.what());
+      } catch (...) {
+      }
+    }
+  }
+
+  void compile_ahead_or_throw(size_t lane, const std::vector<size_t>& problems) {
     DeviceLane& device = *lanes_[lane];
     for (size_t p : problems) {
       const SearchSpace space = search_.space(device.device(), problems_[p]);
@@ -227,7 +242,8 @@ class LaneDriver {
       if (!space->empty()) {
         History resumed = own_evaluator.resume(*space);
         result.resumed = resumed.size();
-        compile_ahead(lane, ahead);
+        // Behind the first batch of this problem.
+        own_evaluator.after_next_submission([this, lane, ahead] { compile_ahead(lane, ahead); });
         const std::unique_ptr<Strategy> strategy = search_.strategy();
         const std::unique_ptr<StopCondition> stop = search_.stop(*space);
         SplitEvaluator split(own_evaluator, shared);

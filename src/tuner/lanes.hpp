@@ -22,6 +22,9 @@ class LaneEvaluator : public Evaluator {
  public:
   /// What is stored of the problem already (trials of earlier runs), as a resumed history.
   virtual History resume(const SearchSpace& /*space*/) { return History(); }
+  /// Runs `action` once the next evaluate() has queued what it wants compiled (at once by default), so
+  /// that work queued by the action comes after it.
+  virtual void after_next_submission(std::function<void()> action) { action(); }
 };
 
 /// One GPU.
@@ -40,7 +43,8 @@ struct LaneSearch {
   std::function<std::unique_ptr<Strategy>()> strategy;
   std::function<std::unique_ptr<StopCondition>(const SearchSpace&)> stop;
   size_t batch = 8;
-  /// Problems, not yet started, whose first batch compiles ahead while a lane's problem is searched.
+  /// Problems, not yet started, whose first batch compiles ahead while a lane's problem is searched, per
+  /// lane of the model.
   size_t compile_ahead_problems = 1;
 };
 

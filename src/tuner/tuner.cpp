@@ -229,6 +229,9 @@ class GpuLaneEvaluator : public RecordingEvaluator {
   void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override {
     evaluator_.prefetch(space, candidates);
   }
+  void after_next_submission(std::function<void()> action) override {
+    evaluator_.after_next_submission(std::move(action));
+  }
   const db::TrialRecord* trial(size_t candidate) const override { return evaluator_.trial(candidate); }
   std::optional<double> cublas_ms() const override { return evaluator_.cublas_ms(); }
   EvaluatorStats stats() const override { return evaluator_.stats(); }

@@ -119,8 +119,9 @@ TEST(CompileService, KernelsWantedNowGoBeforeKernelsCompiledAhead) {
 
 TEST(CompileService, TheBatchAskedForRightAfterTheGuessesGoesFirst) {
   auto compiler = std::make_shared<FakeCompiler>();
-  CompileService service(1, [compiler](const CompileRequest& r) { return (*compiler)(r); }, 512,
-                         /*ahead_delay_s=*/0.2);
+  CompileService service(
+      1, [compiler](const CompileRequest& r) { return (*compiler)(r); }, 512,
+      /*ahead_delay_s=*/0.2);
   ASSERT_TRUE(service.ahead("g", request("guess")));  // the idle thread must not take it at once
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const CompileService::Ticket wanted = service.submit("w", request("wanted"), CompilePriority::kNow);
@@ -132,6 +133,26 @@ TEST(CompileService, TheBatchAskedForRightAfterTheGuessesGoesFirst) {
   const CompileService::Ticket guess = service.submit("g", request("guess"), CompilePriority::kAhead);
   wait_all(service, {guess});
   EXPECT_EQ(compiler->count(), 2);
+}
+
+TEST(CompileService, OldGuessesGiveWayToNewOnes) {
+  auto compiler = std::make_shared<FakeCompiler>();
+  compiler->hold();
+  CompileService service(1, [compiler](const CompileRequest& r) { return (*compiler)(r); });
+  const CompileService::Ticket busy = service.submit("busy", request("busy"), CompilePriority::kNow);
+  compiler->wait_started(1);
+  for (int i = 0; i < 6; ++i) service.ahead("g" + std::to_string(i), request("g" + std::to_string(i)));
+  // One thread: at most four guesses wait; the two oldest are gone, and a wanted one is never dropped.
+  EXPECT_FALSE(service.known("g0"));
+  EXPECT_FALSE(service.known("g1"));
+  EXPECT_TRUE(service.known("g5"));
+  const CompileService::Ticket wanted = service.submit("g2", request("g2"), CompilePriority::kNow);
+  for (int i = 6; i < 12; ++i) service.ahead("g" + std::to_string(i), request("g" + std::to_string(i)));
+  EXPECT_TRUE(service.known("g2"));
+  compiler->release();
+  wait_all(service, {busy, wanted});
+  EXPECT_TRUE(CompileService::result(wanted).ok);
+  EXPECT_GE(service.stats().ahead_dropped, 5u);
 }
 
 TEST(CompileService, AKernelCompiledAheadIsHandedOverWithoutCompilingAgain) {
