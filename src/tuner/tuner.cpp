@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "cuda/cublas_handle.hpp"
 #include "gemmforge/error.hpp"
@@ -514,8 +515,12 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   TuneReport report;
   report.device = gpus.front()->device();
   report.run_id = gpus.front()->run_id();
+  // By default every hardware thread compiles but one per GPU, left to its worker's timing loop.
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   report.compile_threads =
-      options.compile_threads > 0 ? options.compile_threads : default_tuning_compile_threads();
+      options.compile_threads > 0
+          ? options.compile_threads
+          : std::max(1u, hardware > gpus.size() ? hardware - static_cast<unsigned>(gpus.size()) : 1u);
   auto compile_service = std::make_shared<rtc::CompileService>(report.compile_threads);
 
   const std::vector<db::DeviceRecord> known_devices = database.devices();

@@ -354,7 +354,7 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s,
                   "Seconds before a candidate counts as hung (0: from the cuBLAS time)")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "NVRTC compile threads (0: one per core but one)")
+  cmd->add_option("--threads", o->threads, "NVRTC compile threads (0: one per core but one per GPU)")
       ->capture_default_str();
   cmd->add_option(
          "--batch", o->batch,
