@@ -213,6 +213,28 @@ TEST_F(ShardedTuning, RanksTuneEveryProblemOnceAndPoolToTheSameResultInAnyOrder)
   EXPECT_EQ(forward.second, reference.second) << "the ranks measured other candidates than one process";
 }
 
+TEST_F(ShardedTuning, PrintProblemsShowsEachRanksShareWithoutAGpu) {
+  std::ofstream(folder_.file("shapes.txt"))
+      << "4096 4096 4096\n1024 1024 1024 nt\n16 4096 4096\n512 512 512 tn col\n"
+         "2048 2048 16384\n4096 4096 4096\n";
+  std::vector<std::string> all;
+  for (int rank = 0; rank < 2; ++rank) {
+    const Ran r = run("tune --shapes '" + folder_.file("shapes.txt") + "' --print-problems --rank " +
+                      std::to_string(rank) + "/2");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::istringstream lines(r.out);
+    size_t count = 0;
+    for (std::string line; std::getline(lines, line);) {
+      all.push_back(line);
+      ++count;
+    }
+    EXPECT_GE(count, 2u) << "rank " << rank << " of 2 got " << count << " of five problems";
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a problem went to both ranks";
+  EXPECT_EQ(all.size(), 5u) << "the problem named twice is tuned once";
+}
+
 TEST_F(ShardedTuning, ExplicitRanksMatchTheLaunchersAndARankWithoutProblemsWritesNothing) {
   run_ranks(2, folder_.file("env.db"), true);
   run_ranks(2, folder_.file("cli.db"), false);
