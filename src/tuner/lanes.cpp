@@ -317,6 +317,10 @@ class LaneDriver {
         shared.changed.notify_all();
       }
     }
+    if (space != nullptr && !space->empty() && events_.stopped_helping) {
+      std::lock_guard lock(events_mutex_);
+      events_.stopped_helping(lane);
+    }
     std::lock_guard lock(mutex_);
     schedule_.helped(lane, problem);
   }

@@ -67,6 +67,7 @@ struct LaneEvents {
   std::function<void(size_t lane, size_t problem, const SearchSpace& space, LaneEvaluator& evaluator)>
       started;
   std::function<void(size_t lane, size_t problem)> helping;
+  std::function<void(size_t lane)> stopped_helping;
   std::function<void(size_t lane, const LaneResult& result)> finished;
 };
 

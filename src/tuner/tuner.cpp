@@ -589,6 +589,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     progress.start(lane, problem, total);
   };
   events.helping = [&](size_t lane, size_t problem) { progress.help(lane, problem); };
+  events.stopped_helping = [&](size_t lane) { progress.idle(lane); };
   events.finished = [&](size_t lane, const LaneResult&) { progress.idle(lane); };
 
   // The costliest problems start first, so the last ones to finish are short.

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "search_fixtures.hpp"
+#include "tuner/progress_line.hpp"
 #include "tuner/lanes.hpp"
 
 namespace gemmforge::tuner {
@@ -208,6 +209,16 @@ TEST(Lanes, AFailingGpuEndsTheRunWithItsError) {
   Failing lane;
   const std::vector<KernelProblem> ps = problems(2);
   EXPECT_THROW(tune_on_lanes({&lane}, ps, costs(ps), exhaustive_search(4, 2)), std::runtime_error);
+}
+
+TEST(LanesProgress, OneLineShowsEveryGpu) {
+  ProgressState busy;
+  busy.title = "[3/20] f32 nn 4096x4096x4096 align 4/4/4";
+  busy.done = 37;
+  busy.total = 128;
+  busy.best_tflops = 51.23;
+  const std::string line = format_lanes({{"GPU0", busy}, {"GPU1", ProgressState()}});
+  EXPECT_EQ(line, "GPU0 [3/20] f32 nn 4096x4096x4096 align 4/4/4 37/128 51.2 TFLOP/s | GPU1 idle");
 }
 
 // Guessing what comes next must not change what comes next.
