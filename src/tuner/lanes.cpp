@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -45,10 +46,13 @@ struct SharedProblem {
 // robin, and answers in the batch's order, so the search sees what one GPU would have shown it.
 class SplitEvaluator : public Evaluator {
  public:
-  SplitEvaluator(LaneEvaluator& own, SharedProblem& shared) : own_(own), shared_(shared) {}
+  SplitEvaluator(LaneEvaluator& own, SharedProblem& shared, const std::atomic<bool>& failed)
+      : own_(own), shared_(shared), failed_(failed) {}
 
   std::vector<Observation> evaluate(const SearchSpace& space,
                                     const std::vector<size_t>& candidates) override {
+    // Another lane failed: end this search at once; the run reports the first error.
+    if (failed_) throw InternalError("tuning stopped: another GPU failed");
     std::vector<SharedProblem::Helper*> helpers;
     {
       std::lock_guard lock(shared_.mutex);
@@ -112,6 +116,7 @@ class SplitEvaluator : public Evaluator {
  private:
   LaneEvaluator& own_;
   SharedProblem& shared_;
+  const std::atomic<bool>& failed_;
 };
 
 class LaneDriver {
@@ -152,6 +157,7 @@ class LaneDriver {
   void fail(std::exception_ptr error) {
     std::lock_guard lock(mutex_);
     if (!error_) error_ = std::move(error);
+    failed_ = true;
   }
 
   void lane_loop(size_t lane) {
@@ -246,7 +252,7 @@ class LaneDriver {
         own_evaluator.after_next_submission([this, lane, ahead] { compile_ahead(lane, ahead); });
         const std::unique_ptr<Strategy> strategy = search_.strategy();
         const std::unique_ptr<StopCondition> stop = search_.stop(*space);
-        SplitEvaluator split(own_evaluator, shared);
+        SplitEvaluator split(own_evaluator, shared, failed_);
         result.history = search(*space, *strategy, split, *stop, search_.batch, std::move(resumed));
       }
     } catch (...) {
@@ -334,6 +340,7 @@ class LaneDriver {
   std::map<std::pair<std::string, size_t>, std::shared_ptr<SharedProblem>> running_;
   std::map<std::pair<std::string, size_t>, LaneResult> results_;
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
   std::mutex events_mutex_;
 };
 

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "search_fixtures.hpp"
-#include "tuner/progress_line.hpp"
 #include "tuner/lanes.hpp"
+#include "tuner/progress_line.hpp"
 
 namespace gemmforge::tuner {
 namespace {
@@ -209,6 +209,41 @@ TEST(Lanes, AFailingGpuEndsTheRunWithItsError) {
   Failing lane;
   const std::vector<KernelProblem> ps = problems(2);
   EXPECT_THROW(tune_on_lanes({&lane}, ps, costs(ps), exhaustive_search(4, 2)), std::runtime_error);
+}
+
+TEST(Lanes, AGpuThatFailsMidwayStopsTheOthersSoonAndItsErrorIsReported) {
+  // Lane 1's evaluators fail on their third batch; lane 0 would otherwise search its problems to the end.
+  class Breaking : public LedgerLane {
+   public:
+    using LedgerLane::LedgerLane;
+    std::unique_ptr<LaneEvaluator> open(const SearchSpace& space) override {
+      class Evaluator : public LaneEvaluator {
+       public:
+        explicit Evaluator(std::unique_ptr<LaneEvaluator> inner) : inner_(std::move(inner)) {}
+        std::vector<Observation> evaluate(const SearchSpace& s, const std::vector<size_t>& c) override {
+          if (++calls_ == 3) throw std::runtime_error("the worker of GPU 1 cannot be restarted");
+          return inner_->evaluate(s, c);
+        }
+        std::unique_ptr<LaneEvaluator> inner_;
+        int calls_ = 0;
+      };
+      return std::make_unique<Evaluator>(LedgerLane::open(space));
+    }
+  };
+  Ledger ledger;
+  LedgerLane a(ledger, "H200", 0, /*slow=*/true);
+  Breaking b(ledger, "H200", 1, /*slow=*/true);
+  const std::vector<KernelProblem> ps = problems(4);
+  try {
+    tune_on_lanes({&a, &b}, ps, costs(ps), exhaustive_search(60, 4));
+    FAIL() << "the failure was not reported";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be restarted"), std::string::npos) << e.what();
+  }
+  std::lock_guard lock(ledger.mutex);
+  // GPU 1 failed after 8 candidates; GPU 0, at the same pace, stops within a batch or two of that instead of
+  // finishing the 60 of its problem.
+  EXPECT_LT(ledger.measured.size(), 40u) << "the other GPU went on after the failure";
 }
 
 TEST(LanesProgress, OneLineShowsEveryGpu) {
