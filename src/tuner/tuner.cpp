@@ -437,7 +437,7 @@ class ReplayLane : public RecordingLane {
         database_, database_mutex_, library_, table(problem), device_id_, problem, options_for_run(),
         [this, problem](const TrialEvent& event) { trial_event(problem, event); });
   }
-  int ordinal() const override { return 0; }
+  int ordinal() const override { return -1; }  // no CUDA device
 
  private:
   const std::vector<RecordedTable>& tables_;
@@ -543,7 +543,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     }
     gpu->set_evaluator_options(std::move(evaluator_options));
     lanes.push_back(gpu.get());
-    names.push_back(fmt::format("GPU{}", gpu->ordinal()));
+    names.push_back(gpu->ordinal() >= 0 ? fmt::format("GPU{}", gpu->ordinal()) : "replay");
     spdlog::info("run {} on GPU {}: {} ({}), {} problem(s), strategy {}", gpu->run_id(), gpu->ordinal(),
                  gpu->device().name, gpu->device().uuid, problems.size(), options.strategy);
   }

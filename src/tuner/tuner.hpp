@@ -80,7 +80,7 @@ struct TuneReport {
   DeviceInfo device;   ///< the first GPU
   int64_t run_id = 0;  ///< of the first GPU
   struct Gpu {
-    int ordinal = 0;
+    int ordinal = 0;  ///< CUDA ordinal; -1 for a GPU replayed from recorded trials
     DeviceInfo device;
     int64_t run_id = 0;
     int worker_restarts = 0;

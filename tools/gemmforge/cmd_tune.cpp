@@ -145,7 +145,8 @@ std::vector<int> parse_devices(const std::string& text) {
 void print_summary(const tuner::TuneReport& report) {
   fmt::print("\nTuned {} problem(s) in {:.1f} s on", report.problems.size(), report.wall_s);
   for (const tuner::TuneReport::Gpu& gpu : report.gpus) {
-    fmt::print("{} GPU{} {} (run {})", &gpu == &report.gpus.front() ? "" : ",", gpu.ordinal, gpu.device.name,
+    fmt::print("{} {} {} (run {})", &gpu == &report.gpus.front() ? "" : ",",
+               gpu.ordinal >= 0 ? fmt::format("GPU{}", gpu.ordinal) : "a replayed", gpu.device.name,
                gpu.run_id);
   }
   if (report.worker_restarts > 0)
