@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <future>
 #include <list>
 #include <map>
 #include <mutex>
@@ -244,12 +245,16 @@ class LaneDriver {
     }
     shared.changed.notify_all();
     std::exception_ptr error;
+    std::future<void> ahead_done;  // waited for when it goes out of scope
     try {
       if (!space->empty()) {
         History resumed = own_evaluator.resume(*space);
         result.resumed = resumed.size();
-        // Behind the first batch of this problem.
-        own_evaluator.after_next_submission([this, lane, ahead] { compile_ahead(lane, ahead); });
+        // Behind the first batch of this problem, and on a thread of its own: building the next problems'
+        // spaces and first batches must not hold up this one's measurements.
+        own_evaluator.after_next_submission([this, lane, ahead, &ahead_done] {
+          ahead_done = std::async(std::launch::async, [this, lane, ahead] { compile_ahead(lane, ahead); });
+        });
         const std::unique_ptr<Strategy> strategy = search_.strategy();
         const std::unique_ptr<StopCondition> stop = search_.stop(*space);
         SplitEvaluator split(own_evaluator, shared, failed_);
