@@ -154,3 +154,9 @@ CREATE TABLE misses (
   last_seen TEXT NOT NULL,
   PRIMARY KEY (device_id, problem_id)
 );
+
+-- migration 2: results kept but never served
+-- An imported result measured with a template source this gemmforge does not know (its template_hash is
+-- no built-in template's) proves nothing about the code this gemmforge would launch: it is kept for the
+-- record with servable = 0 and never becomes the best of its problem.
+ALTER TABLE trials ADD COLUMN servable INTEGER NOT NULL DEFAULT 1 CHECK (servable IN (0, 1));

@@ -40,6 +40,18 @@ struct KernelProblem {
   auto operator<=>(const KernelProblem&) const = default;
 };
 
+/// Largest m, n or k gemmforge accepts anywhere: kernels index rows and columns with 32-bit integers.
+inline constexpr int64_t kMaxDimension = 2147483647;
+
+/// The one size check of every entry point (C and C++ APIs, CLI shapes, imports, the database): throws
+/// InvalidArgumentError "<name> = <value> is not a size in <min_value>..2147483647" unless it is one.
+/// min_value is 0 where a call may be empty (the APIs), 1 where a kernel must run (problems).
+void check_dimension(const char* name, int64_t value, int64_t min_value);
+
+/// Throws InvalidArgumentError naming the problem unless m, n, k are in 1..kMaxDimension and every
+/// alignment is 1, 2 or 4.
+void check_kernel_problem(const KernelProblem& problem);
+
 /// Parses "nn", "nt", "tn", "tt" into (a_trans, b_trans) of a row-major problem.
 void parse_layout(const std::string& text, bool& a_trans, bool& b_trans);
 

@@ -1,6 +1,6 @@
 // Many hosts: each rank finds its rank in the launcher's environment, takes a deterministic share of the
 // problems and writes its own database; pooled afterwards, the ranks' results are the same whatever the
-// order they are pooled in, and the same as one process tuning everything. The end-to-end test runs
+// order they are merged in, and the same as one process tuning everything. The end-to-end test runs
 // several gemmforge processes at once, each replaying synthetic tables instead of a GPU.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -166,7 +166,18 @@ class ShardedTuning : public ::testing::Test {
     return {best, trials};
   }
 
-  // Pools the rank databases in the given order: each exported with all its trials, then imported.
+  // Pools the rank databases with gemmforge merge, in the given order.
+  std::string merge(const std::vector<std::string>& databases, const std::string& name) {
+    const std::string merged = folder_.file(name);
+    std::string inputs;
+    for (const std::string& database : databases) inputs += " '" + database + "'";
+    const Ran r = run("merge" + inputs + " -o '" + merged + "'");
+    EXPECT_EQ(r.status, 0) << r.out;
+    return merged;
+  }
+
+  // Pools the rank databases in the given order another way: each exported with all its trials, then
+  // imported.
   std::string pool(const std::vector<std::string>& databases, const std::string& name) {
     const std::string merged = folder_.file(name);
     for (const std::string& database : databases) {
@@ -206,9 +217,11 @@ TEST_F(ShardedTuning, RanksTuneEveryProblemOnceAndPoolToTheSameResultInAnyOrder)
   }
   EXPECT_EQ(tuned_by.size(), 5u) << "every problem is tuned by one rank";
 
-  const auto forward = contents(pool(ranks, "forward.db"));
-  const auto backward = contents(pool({ranks[2], ranks[0], ranks[1]}, "backward.db"));
-  EXPECT_EQ(forward, backward) << "the pooled results depend on the order of the ranks";
+  const auto forward = contents(merge(ranks, "forward.db"));
+  const auto backward = contents(merge({ranks[2], ranks[0], ranks[1]}, "backward.db"));
+  EXPECT_EQ(forward, backward) << "the merged results depend on the order of the ranks";
+  EXPECT_EQ(contents(pool({ranks[1], ranks[2], ranks[0]}, "imported.db")), forward)
+      << "importing the ranks' exports pools them to other results than merge";
   EXPECT_EQ(forward.first, reference.first) << "the ranks found other bests than one process";
   EXPECT_EQ(forward.second, reference.second) << "the ranks measured other candidates than one process";
 }

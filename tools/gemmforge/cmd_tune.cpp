@@ -51,6 +51,7 @@ struct TuneCliOptions {
   double timeout_s = 0;
   unsigned threads = 0;
   size_t batch = 0;
+  bool json = false;
 };
 
 // The exact command, for the runs table.
@@ -84,10 +85,6 @@ std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
   const std::optional<std::array<int, 3>> align = parse_align(o.align);
   std::vector<KernelProblem> problems;
   for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
-    if (s.m == 0 || s.n == 0 || s.k == 0) {
-      throw InvalidArgumentError(
-          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", s.m, s.n, s.k));
-    }
     const std::string order = s.order.empty() ? o.order : s.order;
     KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order);
     if (align) {
@@ -211,6 +208,51 @@ std::vector<tuner::RecordedTable> replay_tables(const std::string& path) {
   return tables;
 }
 
+nlohmann::json summary_json(const tuner::TuneReport& report) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const tuner::ProblemSummary& p : report.problems) {
+    nlohmann::json best = nullptr;
+    if (p.best) {
+      best = {{"template", p.best->template_name},
+              {"config", p.best->config_key},
+              {"time_ms", p.best->time_median_ms.value_or(0)},
+              {"tflops", p.best->tflops.value_or(0)},
+              {"ratio_vs_cublas", p.best->ratio_vs_cublas.value_or(0)}};
+    }
+    problems.push_back({{"problem", p.problem.to_string()},
+                        {"device", p.device},
+                        {"gpus", p.gpus},
+                        {"candidates", p.candidates},
+                        {"evaluations", p.evaluations},
+                        {"measured", p.measured},
+                        {"failed", p.failed},
+                        {"compiled", p.compiled},
+                        {"cublas_ms", p.cublas_ms},
+                        {"wall_s", p.wall_s},
+                        {"best", best}});
+  }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const tuner::TuneReport::Gpu& gpu : report.gpus) {
+    gpus.push_back({{"ordinal", gpu.ordinal},
+                    {"device", gpu.device.name},
+                    {"uuid", gpu.device.uuid},
+                    {"run", gpu.run_id},
+                    {"worker_restarts", gpu.worker_restarts}});
+  }
+  return {{"device", report.device.name},
+          {"run", report.run_id},
+          {"gpus", gpus},
+          {"wall_s", report.wall_s},
+          {"worker_restarts", report.worker_restarts},
+          {"compile",
+           {{"threads", report.compile_threads},
+            {"kernels", report.kernels_compiled},
+            {"busy_s", report.compile_busy_s},
+            {"kernels_compiled_ahead", report.kernels_compiled_ahead},
+            {"kernels_ahead_used", report.kernels_ahead_used}}},
+          {"problems", problems}};
+}
+
 int run_tune(const TuneCliOptions& o) {
   // Everything that can be checked without side effects comes first; the database is opened (and
   // created) only once a GPU is known to be there, so a failed start writes nothing.
@@ -263,10 +305,10 @@ int run_tune(const TuneCliOptions& o) {
     const size_t all = problems.size();
     problems = tuner::shard_problems(problems, rank.rank, rank.size);
     path = tuner::rank_database_path(path, rank);
-    fmt::print("Rank {} of {} ({}): {} of {} problem(s), database {}\n", rank.rank, rank.size, rank.source,
-               problems.size(), all, path);
+    fmt::print(stderr, "Rank {} of {} ({}): {} of {} problem(s), database {}\n", rank.rank, rank.size,
+               rank.source, problems.size(), all, path);
     if (problems.empty()) {
-      fmt::print("Nothing to tune on this rank.\n");
+      fmt::print(stderr, "Nothing to tune on this rank.\n");
       return 0;
     }
   }
@@ -300,7 +342,11 @@ int run_tune(const TuneCliOptions& o) {
   options.devices = ordinals;
   if (replay) options.replay = &tables;
   const tuner::TuneReport report = tuner::tune(database, options);
-  print_summary(report);
+  if (o.json) {
+    fmt::print("{}\n", summary_json(report).dump(2));
+  } else {
+    print_summary(report);
+  }
   return 0;
 }
 
@@ -348,6 +394,7 @@ Command register_tune(CLI::App& app) {
                 "Measure configs that spill registers instead of skipping them");
   cmd->add_flag("--no-vendor", o->no_vendor, "Do not record cuBLAS's time of each problem as a candidate");
   cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("--from-misses", o->from_misses,
                 "Also tune the problems served untuned on this GPU (misses table)");
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error allowed against cuBLAS")
