@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "tuner/candidate_table.hpp"
 #include "tuner/rng.hpp"
 #include "tuner/search.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::tuner::synthetic {
 
