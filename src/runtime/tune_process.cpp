@@ -145,6 +145,8 @@ std::vector<std::string> tune_arguments(const TuneCommand& command, const Kernel
           std::to_string(command.evaluations),
           "--threads",
           std::to_string(command.compile_threads),
+          "--rank",
+          "none",  // an application launched by srun or mpirun tunes its own problem, whatever its rank
           "--quiet"};
 }
 

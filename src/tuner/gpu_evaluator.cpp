@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "gemmforge/error.hpp"
 #include "rtc/kernel_spec.hpp"
@@ -84,8 +85,18 @@ GpuEvaluator::GpuEvaluator(db::Database& database, WorkerClient& worker, const T
       device_id_(device_id),
       device_(device),
       problem_(problem),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      compile_service_(options_.compile_service) {
+  if (!compile_service_) {
+    compile_service_ = std::make_shared<rtc::CompileService>(
+        options_.compile_threads > 0 ? options_.compile_threads : default_tuning_compile_threads());
+  }
   load_stored_trials();
+}
+
+std::unique_lock<std::mutex> GpuEvaluator::lock_database() const {
+  return options_.database_mutex != nullptr ? std::unique_lock<std::mutex>(*options_.database_mutex)
+                                            : std::unique_lock<std::mutex>();
 }
 
 void GpuEvaluator::ensure_problem_set() {
@@ -107,12 +118,18 @@ const db::TrialRecord* GpuEvaluator::trial(size_t candidate) const {
 }
 
 void GpuEvaluator::load_stored_trials() {
+  const auto lock = lock_database();
   const std::optional<int64_t> problem_id = database_.find_problem(problem_);
   if (!problem_id) return;
-  for (db::TrialRecord& t : database_.trials(device_id_, *problem_id)) {
-    if (!cublas_ms_ && t.cublas_ms) cublas_ms_ = t.cublas_ms;
-    std::string key = stored_key(t.template_hash, t.config_key);
-    stored_.insert_or_assign(std::move(key), std::move(t));
+  // This device's own trials last: of one config measured on several GPUs of the model, its own stays.
+  std::vector<int64_t> devices = options_.peer_device_ids;
+  devices.push_back(device_id_);
+  for (int64_t device_id : devices) {
+    for (db::TrialRecord& t : database_.trials(device_id, *problem_id)) {
+      if (device_id == device_id_ && !cublas_ms_ && t.cublas_ms) cublas_ms_ = t.cublas_ms;
+      std::string key = stored_key(t.template_hash, t.config_key);
+      stored_.insert_or_assign(std::move(key), std::move(t));
+    }
   }
 }
 
@@ -121,10 +138,18 @@ const db::TrialRecord* GpuEvaluator::find_stored(const Candidate& candidate) {
   auto it = stored_.find(key);
   if (it != stored_.end()) return &it->second;
   // Another tuner on the same database may have recorded it since this one started.
-  const std::optional<int64_t> problem_id = database_.find_problem(problem_);
-  if (!problem_id ||
-      !database_.has_trial(device_id_, *problem_id, candidate.kernel_template->hash, candidate.config_key)) {
-    return nullptr;
+  {
+    const auto lock = lock_database();
+    const std::optional<int64_t> problem_id = database_.find_problem(problem_);
+    if (!problem_id) return nullptr;
+    std::vector<int64_t> devices = options_.peer_device_ids;
+    devices.push_back(device_id_);
+    if (std::none_of(devices.begin(), devices.end(), [&](int64_t device_id) {
+          return database_.has_trial(device_id, *problem_id, candidate.kernel_template->hash,
+                                     candidate.config_key);
+        })) {
+      return nullptr;
+    }
   }
   load_stored_trials();
   it = stored_.find(key);
@@ -148,7 +173,10 @@ db::TrialRecord GpuEvaluator::new_trial(const Candidate& candidate, Outcome outc
 
 void GpuEvaluator::record(const Candidate& candidate, db::TrialRecord trial, bool resumed) {
   if (!resumed) {
-    trial.id = database_.record_trial(trial);
+    trial.id = [&] {
+      const auto lock = lock_database();
+      return database_.record_trial(trial);
+    }();
     stored_.insert_or_assign(stored_key(trial.template_hash, trial.config_key), trial);
   }
   const db::TrialRecord& kept =
@@ -229,18 +257,53 @@ History GpuEvaluator::resume(const SearchSpace& space) {
   return history;
 }
 
+std::optional<std::string> GpuEvaluator::spec_key(const Candidate& candidate, rtc::KernelSpec& spec,
+                                                  std::string& error) const {
+  try {
+    spec = rtc::make_spec(*candidate.kernel_template, candidate.config, problem_, device_.arch(), &device_);
+  } catch (const InvalidArgumentError& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+  return spec.cubin_key(library_);
+}
+
+void GpuEvaluator::prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) {
+  if (space.problem() != problem_) return;
+  for (size_t index : candidates) {
+    if (index >= space.size() || by_candidate_.count(index) != 0) continue;
+    Candidate c;
+    c.index = index;
+    c.kernel_template = &space.space(index).kernel_template();
+    c.config = space.config(index);
+    c.config_key = c.config.key();
+    if (stored_.count(stored_key(c.kernel_template->hash, c.config_key)) != 0) continue;
+    rtc::KernelSpec spec;
+    std::string error;
+    const std::optional<std::string> key = spec_key(c, spec, error);
+    if (!key || compile_service_->known(*key)) continue;
+    {
+      const auto lock = lock_database();
+      if (database_.get_cubin(*key)) continue;
+    }
+    compile_service_->ahead(*key, spec.request(library_));
+  }
+}
+
 std::vector<Observation> GpuEvaluator::evaluate(const SearchSpace& space,
                                                 const std::vector<size_t>& candidates) {
   if (space.problem() != problem_) {
     throw InternalError(fmt::format("an evaluator of {} was asked about {}", problem_.to_string(),
                                     space.problem().to_string()));
   }
+  const double batch_start_s = compile_service_->now_s();
   std::vector<std::pair<Candidate, Compiled>> cached;
   std::vector<db::CubinRecord> cached_cubins;
   cached_cubins.reserve(candidates.size());  // Compiled points into it
-  std::vector<rtc::CompileRequest> requests;
-  std::vector<std::vector<Candidate>> waiting;  // per request: candidates sharing its cubin
-  std::map<std::string, size_t> request_of;     // cubin key -> request
+  std::vector<rtc::CompileService::Ticket> tickets;
+  std::vector<std::string> arch_of;
+  std::vector<std::vector<Candidate>> waiting;  // per ticket: candidates sharing its cubin
+  std::map<std::string, size_t> ticket_of;      // cubin key -> ticket
 
   for (size_t index : candidates) {
     if (by_candidate_.count(index) != 0) continue;  // asked twice: the first answer stands
@@ -255,39 +318,59 @@ std::vector<Observation> GpuEvaluator::evaluate(const SearchSpace& space,
       continue;
     }
     rtc::KernelSpec spec;
-    try {
-      spec = rtc::make_spec(*c.kernel_template, c.config, problem_, device_.arch(), &device_);
-    } catch (const InvalidArgumentError& e) {
+    std::string error;
+    const std::optional<std::string> key = spec_key(c, spec, error);
+    if (!key) {
       ++stats_.skipped;
-      record(c, new_trial(c, Outcome::kInvalid, e.what()));
+      record(c, new_trial(c, Outcome::kInvalid, error));
       continue;
     }
-    c.cubin_key = spec.cubin_key(library_);
-    if (auto it = request_of.find(c.cubin_key); it != request_of.end()) {
+    c.cubin_key = *key;
+    if (auto it = ticket_of.find(c.cubin_key); it != ticket_of.end()) {
       waiting[it->second].push_back(std::move(c));
       continue;
     }
-    if (std::optional<db::CubinRecord> cubin = database_.get_cubin(c.cubin_key)) {
-      ++stats_.cubins_cached;
-      cached_cubins.push_back(std::move(*cubin));
-      const db::CubinRecord& r = cached_cubins.back();
-      cached.emplace_back(std::move(c),
-                          Compiled{&r.cubin, r.registers, r.spill_bytes, r.static_smem_bytes, r.compile_ms});
-      continue;
+    // A kernel compiling or compiled for another evaluator, or ahead of this search, is not looked up.
+    if (!compile_service_->known(c.cubin_key)) {
+      std::optional<db::CubinRecord> cubin;
+      {
+        const auto lock = lock_database();
+        cubin = database_.get_cubin(c.cubin_key);
+      }
+      if (cubin) {
+        ++stats_.cubins_cached;
+        cached_cubins.push_back(std::move(*cubin));
+        const db::CubinRecord& r = cached_cubins.back();
+        cached.emplace_back(
+            std::move(c), Compiled{&r.cubin, r.registers, r.spill_bytes, r.static_smem_bytes, r.compile_ms});
+        continue;
+      }
     }
-    request_of.emplace(c.cubin_key, requests.size());
-    requests.push_back(spec.request(library_));
+    ticket_of.emplace(c.cubin_key, tickets.size());
+    tickets.push_back(
+        compile_service_->submit(c.cubin_key, spec.request(library_), rtc::CompilePriority::kNow));
+    arch_of.push_back(spec.arch);
     waiting.push_back({std::move(c)});
   }
 
+  if (after_submission_) std::exchange(after_submission_, nullptr)();
   // Measuring what is cached first keeps the GPU busy while the pool compiles the rest.
-  CompileStream stream(requests, options_.compile_threads);
+  double batch_end_s = batch_start_s;
   for (const auto& [candidate, compiled] : cached) measure(candidate, compiled);
-  while (std::optional<CompileStream::Done> done = stream.next()) {
+  std::vector<bool> taken(tickets.size(), false);
+  while (std::optional<size_t> done = compile_service_->wait_any(tickets, taken)) {
+    taken[*done] = true;
+    const rtc::CompileService::Ticket& ticket = tickets[*done];
+    const rtc::CompileResult& result = rtc::CompileService::result(ticket);
+    const double finished_s = compile_service_->finished_at(ticket).value_or(batch_start_s);
+    if (finished_s <= batch_start_s) {
+      ++stats_.compiled_ahead;  // compiled before this batch asked for it
+    } else {
+      batch_end_s = std::max(batch_end_s, finished_s);
+    }
     ++stats_.compiled;
-    stats_.compile_sum_s += done->result.compile_ms / 1e3;
-    const rtc::CompileResult& result = done->result;
-    const std::vector<Candidate>& sharing = waiting[done->index];
+    stats_.compile_sum_s += result.compile_ms / 1e3;
+    const std::vector<Candidate>& sharing = waiting[*done];
     if (!result.ok) {
       ++stats_.compile_failures;
       spdlog::debug("{} {}: {}", sharing.front().kernel_template->manifest.name(), sharing.front().config_key,
@@ -305,7 +388,7 @@ std::vector<Observation> GpuEvaluator::evaluate(const SearchSpace& space,
     cubin.key = first.cubin_key;
     cubin.template_name = first.kernel_template->manifest.name();
     cubin.template_hash = first.kernel_template->hash;
-    cubin.arch = requests[done->index].arch;
+    cubin.arch = arch_of[*done];
     cubin.nvrtc_version = rtc::nvrtc_version();  // this process compiled it
     cubin.options = result.options;
     cubin.config_key = first.config_key;
@@ -315,12 +398,15 @@ std::vector<Observation> GpuEvaluator::evaluate(const SearchSpace& space,
     cubin.spill_bytes = spill_bytes(result.usage);
     cubin.static_smem_bytes = result.usage.static_smem_bytes;
     cubin.compile_ms = result.compile_ms;
-    database_.put_cubin(cubin);
+    {
+      const auto lock = lock_database();
+      database_.put_cubin(cubin);
+    }
     const Compiled compiled{&result.cubin, cubin.registers, cubin.spill_bytes, cubin.static_smem_bytes,
                             cubin.compile_ms};
     for (const Candidate& c : sharing) measure(c, compiled);
   }
-  if (stream.size() > 0) stats_.compile_busy_s += stream.busy_seconds();
+  stats_.compile_busy_s += batch_end_s - batch_start_s;
 
   std::vector<Observation> observations;
   observations.reserve(candidates.size());

@@ -43,6 +43,21 @@ std::optional<double> estimate_eta(size_t measured, size_t remaining, double ela
   return eta;
 }
 
+std::string format_lanes(const std::vector<std::pair<std::string, ProgressState>>& lanes) {
+  std::string text;
+  for (const auto& [gpu, state] : lanes) {
+    if (!text.empty()) text += " | ";
+    text += gpu + " ";
+    if (state.title.empty()) {
+      text += "idle";
+      continue;
+    }
+    text += fmt::format("{} {}/{}", state.title, state.done, state.total);
+    if (state.best_tflops) text += fmt::format(" {:.1f} TFLOP/s", *state.best_tflops);
+  }
+  return text;
+}
+
 ProgressLine::ProgressLine(bool enabled) : enabled_(enabled), terminal_(::isatty(STDERR_FILENO) != 0) {}
 
 ProgressLine::~ProgressLine() {
@@ -51,7 +66,12 @@ ProgressLine::~ProgressLine() {
 
 void ProgressLine::show(const ProgressState& state) {
   if (!enabled_) return;
-  last_ = format_progress(state);
+  show_text(format_progress(state));
+}
+
+void ProgressLine::show_text(const std::string& text) {
+  if (!enabled_) return;
+  last_ = text;
   if (terminal_) {
     std::fprintf(stderr, "\r\033[K%s", last_.c_str());
     std::fflush(stderr);

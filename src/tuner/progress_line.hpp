@@ -5,6 +5,8 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gemmforge::tuner {
 
@@ -25,6 +27,9 @@ std::string format_progress(const ProgressState& state);
 /// capped by what is left of a time budget (budget_s 0: none). Nullopt before anything was measured.
 std::optional<double> estimate_eta(size_t measured, size_t remaining, double elapsed_s, double budget_s);
 
+/// One line for several GPUs: "GPU0 [3/20] f32 nn 4096x4096x4096 37/128 51.2 TFLOP/s | GPU1 idle".
+std::string format_lanes(const std::vector<std::pair<std::string, ProgressState>>& lanes);
+
 class ProgressLine {
  public:
   /// Disabled: shows nothing (--quiet).
@@ -34,6 +39,8 @@ class ProgressLine {
   ProgressLine& operator=(const ProgressLine&) = delete;
 
   void show(const ProgressState& state);
+  /// Shows a line made elsewhere (format_lanes).
+  void show_text(const std::string& text);
   /// Leaves the last state on screen and moves to a new line.
   void finish();
 

@@ -45,6 +45,12 @@ History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluato
                                         space.size(), c >= space.size() ? "outside the space" : "again"));
       }
     }
+    // What the strategy expects to want next compiles while this batch is measured. Guessing two
+    // batches' worth covers more of what guided really proposes next (on the recorded H200 tables, 66-82%
+    // of its candidates instead of 51-67% with one batch's worth); the compile threads idle through the
+    // measurements anyway.
+    const size_t next = std::min(batch, stop.evaluations_left(history) - count);
+    if (next > 0) evaluator.prefetch(space, strategy.upcoming(space, history, candidates, 2 * next));
     const std::vector<Observation> observations = evaluator.evaluate(space, candidates);
     if (observations.size() != candidates.size()) {
       throw InternalError(fmt::format("the evaluator answered {} observations for {} candidates",

@@ -94,6 +94,13 @@ class Strategy {
   virtual std::string name() const = 0;
   /// Up to `count` candidates not yet in `history`, best guesses first; empty when nothing is left.
   virtual std::vector<size_t> propose(const SearchSpace& space, const History& history, size_t count) = 0;
+  /// A guess at what propose() will give after `pending` (proposed, not yet observed) joins `history`,
+  /// up to `count` candidates, for compiling ahead. Changes nothing: the search proposes exactly what it
+  /// would without it. Exact for fixed orders; none by default.
+  virtual std::vector<size_t> upcoming(const SearchSpace& /*space*/, const History& /*history*/,
+                                       const std::vector<size_t>& /*pending*/, size_t /*count*/) const {
+    return {};
+  }
 };
 
 /// "exhaustive", "random" or "guided" (the default); throws InvalidArgumentError for other names.
@@ -124,6 +131,9 @@ class Evaluator {
   /// One observation per candidate, in order. Failures are observations, not exceptions.
   virtual std::vector<Observation> evaluate(const SearchSpace& space,
                                             const std::vector<size_t>& candidates) = 0;
+  /// Candidates likely to be asked for soon: an evaluator that compiles may start on them while it
+  /// measures the current batch. A hint; nothing is measured or recorded.
+  virtual void prefetch(const SearchSpace& /*space*/, const std::vector<size_t>& /*candidates*/) {}
 };
 
 /// Runs strategy against evaluator until the stop condition holds or the strategy runs dry,

@@ -1,6 +1,7 @@
 // The strategies make_strategy() knows, each built in its own file. Internal to src/tuner.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +31,8 @@ class SearchIdentity {
     history_size_ = history.size();
     return same;
   }
+  /// Whether `space` is the one last seen (without remembering anything).
+  bool same(const SearchSpace& space) const { return space_ == &space && problem_ == space.problem(); }
 
  private:
   const SearchSpace* space_ = nullptr;
@@ -52,6 +55,20 @@ class FixedOrderStrategy : public Strategy {
     while (out.size() < count && next_ < order_.size()) {
       const size_t candidate = order_[next_++];
       if (!history.contains(candidate)) out.push_back(candidate);
+    }
+    return out;
+  }
+
+  std::vector<size_t> upcoming(const SearchSpace& space, const History& history,
+                               const std::vector<size_t>& pending, size_t count) const final {
+    std::vector<size_t> out;
+    if (!identity_.same(space)) return out;
+    for (size_t i = next_; i < order_.size() && out.size() < count; ++i) {
+      const size_t candidate = order_[i];
+      if (!history.contains(candidate) &&
+          std::find(pending.begin(), pending.end(), candidate) == pending.end()) {
+        out.push_back(candidate);
+      }
     }
     return out;
   }

@@ -69,6 +69,38 @@ class GuidedSearch {
     return batch;
   }
 
+  // Likely next picks, for compiling ahead: the seeds left, then the leaders' neighbours and the model's
+  // favourites, best predicted first. Reads the state propose() left and changes none of it.
+  std::vector<size_t> upcoming(const History& history, const std::vector<size_t>& pending,
+                               size_t count) const {
+    std::vector<size_t> out;
+    auto add = [&](size_t c) {
+      if (out.size() >= count || c >= table_.size() || history.contains(c)) return;
+      if (std::find(pending.begin(), pending.end(), c) != pending.end()) return;
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    };
+    for (size_t seed : seeds_) add(seed);
+    const History* previous = history_;
+    history_ = &history;
+    std::vector<size_t> local;
+    for (size_t leader : leaders()) {
+      for (size_t n : neighbours(leader)) local.push_back(n);
+    }
+    history_ = previous;
+    std::sort(local.begin(), local.end(), [&](size_t a, size_t b) { return better(a, b); });
+    // Local picks come half the time in the cycle, the model's the other half.
+    const size_t local_share = out.size() + (count - std::min(count, out.size()) + 1) / 2;
+    for (size_t c : local) {
+      if (out.size() >= local_share) break;
+      add(c);
+    }
+    for (uint32_t c : predictor_.ranking()) {
+      if (out.size() >= count) break;
+      add(c);
+    }
+    return out;
+  }
+
  private:
   bool taken(size_t c) const { return history_->contains(c) || in_batch_[c] != 0; }
   double predicted(size_t c) const { return predictor_.log_time(c); }
@@ -141,7 +173,7 @@ class GuidedSearch {
     return out;
   }
 
-  const std::vector<size_t>& neighbours(size_t c) {
+  const std::vector<size_t>& neighbours(size_t c) const {
     auto it = neighbours_.find(c);
     if (it == neighbours_.end()) it = neighbours_.emplace(c, neighbourhood_.of(c)).first;
     return it->second;
@@ -244,11 +276,11 @@ class GuidedSearch {
   Neighbourhood neighbourhood_;
   Predictor predictor_;
   Rng rng_;
-  const History* history_ = nullptr;
+  mutable const History* history_ = nullptr;  // upcoming() points it at the history it is given
   std::vector<uint8_t> in_batch_;
   std::vector<std::vector<std::vector<uint8_t>>> tried_levels_;  // per template, parameter, level
   std::deque<size_t> seeds_;
-  std::unordered_map<size_t, std::vector<size_t>> neighbours_;
+  mutable std::unordered_map<size_t, std::vector<size_t>> neighbours_;
   size_t cycle_ = 0;
   bool novel_left_ = true;
 };
@@ -263,6 +295,12 @@ class GuidedStrategy : public Strategy {
       search_ = std::make_unique<GuidedSearch>(space, seed_);
     }
     return search_->propose(history, count);
+  }
+
+  std::vector<size_t> upcoming(const SearchSpace& space, const History& history,
+                               const std::vector<size_t>& pending, size_t count) const override {
+    if (search_ == nullptr || !identity_.same(space)) return {};
+    return search_->upcoming(history, pending, count);
   }
 
  private:

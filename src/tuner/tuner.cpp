@@ -7,14 +7,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "cuda/cublas_handle.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
 #include "tuner/compile_stream.hpp"
 #include "tuner/gpu_evaluator.hpp"
+#include "tuner/lanes.hpp"
 #include "tuner/progress_line.hpp"
+#include "tuner/replay_evaluator.hpp"
 
 namespace gemmforge::tuner {
 namespace {
@@ -70,108 +75,373 @@ std::unique_ptr<StopCondition> make_stop(const TuneOptions& options, size_t cand
   return stop_when_any(std::move(conditions));
 }
 
-// Keeps the progress line up to date from the evaluator's trial events.
-class ProgressTracker {
+// The progress of every problem in flight and which GPU works on which, drawn as one line.
+class LanesProgress {
  public:
-  ProgressTracker(ProgressLine& line, std::string title, size_t total, double budget_s)
-      : line_(line), title_(std::move(title)), total_(total), budget_s_(budget_s) {}
+  LanesProgress(ProgressLine& line, std::vector<std::string> gpus, size_t problems, double budget_s)
+      : line_(line),
+        gpus_(std::move(gpus)),
+        lane_problem_(gpus_.size(), kIdle),
+        problems_(problems),
+        budget_s_(budget_s) {}
 
-  void add(const TrialEvent& event) {
-    ++done_;
-    if (!event.resumed) ++measured_;
+  void start(size_t lane, size_t problem, size_t total) {
+    std::lock_guard lock(mutex_);
+    State& s = states_[problem];
+    s.title = fmt::format("[{}/{}] {}", problem + 1, problems_, titles_.at(problem));
+    s.total = total;
+    s.start = Clock::now();
+    lane_problem_[lane] = problem;
+    show();
+  }
+  void help(size_t lane, size_t problem) {
+    std::lock_guard lock(mutex_);
+    lane_problem_[lane] = problem;
+    show();
+  }
+  void idle(size_t lane) {
+    std::lock_guard lock(mutex_);
+    lane_problem_[lane] = kIdle;
+    show();
+  }
+  void trial(size_t problem, const TrialEvent& event) {
+    std::lock_guard lock(mutex_);
+    State& s = states_[problem];
+    ++s.done;
+    if (!event.resumed) ++s.measured;
     const db::TrialRecord& t = *event.trial;
-    if (t.status == db::TrialStatus::kOk && t.tflops && (!best_tflops_ || *t.tflops > *best_tflops_)) {
-      best_tflops_ = t.tflops;
-      best_ratio_ = t.ratio_vs_cublas;
+    if (t.status == db::TrialStatus::kOk && t.tflops && (!s.best_tflops || *t.tflops > *s.best_tflops)) {
+      s.best_tflops = t.tflops;
+      s.best_ratio = t.ratio_vs_cublas;
     }
     show();
   }
-
-  void show() {
-    ProgressState state;
-    state.title = title_;
-    state.done = done_;
-    state.total = total_;
-    state.best_tflops = best_tflops_;
-    state.best_ratio = best_ratio_;
-    state.elapsed_s = seconds_since(start_);
-    state.eta_s = estimate_eta(measured_, total_ > done_ ? total_ - done_ : 0, state.elapsed_s, budget_s_);
-    line_.show(state);
-  }
+  void set_titles(std::vector<std::string> titles) { titles_ = std::move(titles); }
 
  private:
+  struct State {
+    std::string title;
+    size_t done = 0;
+    size_t measured = 0;
+    size_t total = 0;
+    std::optional<double> best_tflops;
+    std::optional<double> best_ratio;
+    Clock::time_point start = Clock::now();
+  };
+  static constexpr size_t kIdle = static_cast<size_t>(-1);
+
+  ProgressState state_of(size_t problem) const {
+    const State& s = states_.at(problem);
+    ProgressState state;
+    state.title = s.title;
+    state.done = s.done;
+    state.total = s.total;
+    state.best_tflops = s.best_tflops;
+    state.best_ratio = s.best_ratio;
+    state.elapsed_s = seconds_since(s.start);
+    state.eta_s =
+        estimate_eta(s.measured, s.total > s.done ? s.total - s.done : 0, state.elapsed_s, budget_s_);
+    return state;
+  }
+
+  void show() {
+    if (gpus_.size() == 1) {
+      if (lane_problem_[0] != kIdle) line_.show(state_of(lane_problem_[0]));
+      return;
+    }
+    std::vector<std::pair<std::string, ProgressState>> lanes;
+    for (size_t lane = 0; lane < gpus_.size(); ++lane) {
+      lanes.emplace_back(gpus_[lane],
+                         lane_problem_[lane] == kIdle ? ProgressState() : state_of(lane_problem_[lane]));
+    }
+    line_.show_text(format_lanes(lanes));
+  }
+
+  std::mutex mutex_;
   ProgressLine& line_;
-  std::string title_;
-  size_t total_;
+  std::vector<std::string> gpus_;
+  std::vector<size_t> lane_problem_;
+  std::map<size_t, State> states_;
+  std::vector<std::string> titles_;
+  size_t problems_;
   double budget_s_;
-  Clock::time_point start_ = Clock::now();
-  size_t done_ = 0;
-  size_t measured_ = 0;
-  std::optional<double> best_tflops_;
-  std::optional<double> best_ratio_;
 };
 
-ProblemSummary tune_problem(db::Database& database, WorkerClient& worker, const TemplateLibrary& library,
-                            int64_t device_id, const DeviceInfo& device, int64_t run_id,
-                            const KernelProblem& problem, const TuneOptions& options, ProgressLine& progress,
-                            const std::string& title) {
-  const auto start = Clock::now();
-  ProblemSummary summary;
-  summary.problem = problem;
-  const SearchSpace space = build_search_space(library, device, problem, options.templates, options.pins);
-  summary.candidates = space.size();
-  if (space.empty()) {
-    spdlog::warn("{}: no template has a candidate for this problem on {} (see gemmforge space)",
-                 problem.to_string(), device.name);
-    return summary;
+// An evaluator that records every trial in the tuning database and can say what it did.
+class RecordingEvaluator : public LaneEvaluator {
+ public:
+  virtual const db::TrialRecord* trial(size_t candidate) const = 0;
+  virtual std::optional<double> cublas_ms() const = 0;
+  virtual EvaluatorStats stats() const = 0;
+};
+
+// One lane's place in the database: its device row and its run, and what its evaluators share.
+class RecordingLane : public DeviceLane {
+ public:
+  RecordingLane(db::Database& database, std::mutex& database_mutex, const TemplateLibrary& library)
+      : database_(database), database_mutex_(database_mutex), library_(library) {}
+
+  const DeviceInfo& device() const override { return device_; }
+  void set_evaluator_options(EvaluatorOptions options) { evaluator_options_ = std::move(options); }
+  void on_trial(std::function<void(const KernelProblem&, const TrialEvent&)> f) { on_trial_ = std::move(f); }
+  int64_t device_id() const { return device_id_; }
+  int64_t run_id() const { return run_id_; }
+  virtual int ordinal() const = 0;
+  virtual int worker_restarts() const { return 0; }
+  /// Starts what measures and records the device and its run.
+  virtual void start(const TuneOptions& options) = 0;
+
+ protected:
+  void record_device(const TuneOptions& options) {
+    std::lock_guard lock(database_mutex_);
+    device_id_ = database_.upsert_device(device_);
+    run_id_ = database_.begin_run(device_id_, options.command, options.strategy,
+                                  db::RunClocks{device_.clock_khz, device_.memory_clock_khz});
+  }
+  EvaluatorOptions options_for_run() const {
+    EvaluatorOptions o = evaluator_options_;
+    o.run_id = run_id_;
+    return o;
+  }
+  void trial_event(const KernelProblem& problem, const TrialEvent& event) const {
+    if (on_trial_) on_trial_(problem, event);
   }
 
-  EvaluatorOptions evaluator_options;
-  evaluator_options.timing = options.timing;
-  evaluator_options.seed = options.seed;
-  evaluator_options.error_bound = options.error_bound;
-  evaluator_options.allow_spills = options.allow_spills;
-  evaluator_options.compile_threads = options.compile_threads;
-  evaluator_options.run_id = run_id;
-  GpuEvaluator evaluator(database, worker, library, device_id, device, problem, evaluator_options);
+  db::Database& database_;
+  std::mutex& database_mutex_;
+  const TemplateLibrary& library_;
+  DeviceInfo device_;
+  int64_t device_id_ = 0;
+  int64_t run_id_ = 0;
+  EvaluatorOptions evaluator_options_;
+  std::function<void(const KernelProblem&, const TrialEvent&)> on_trial_;
+};
 
-  const size_t total = std::min(space.size(), options.max_evals > 0 ? options.max_evals : space.size());
-  ProgressTracker tracker(progress, title, total, options.time_s);
-  evaluator.on_trial([&](const TrialEvent& event) {
-    tracker.add(event);
-    if (!event.resumed && event.trial->status != db::TrialStatus::kOk) ++summary.failed;
-  });
-  History resumed = evaluator.resume(space);
-  spdlog::info("{}: {} candidates, {} trials stored before", problem.to_string(), space.size(),
-               resumed.size());
-
-  const std::unique_ptr<Strategy> strategy = make_strategy(options.strategy, options.seed);
-  const std::unique_ptr<StopCondition> stop = make_stop(options, space.size());
-  const unsigned threads =
-      options.compile_threads > 0 ? options.compile_threads : default_tuning_compile_threads();
-  const size_t batch = options.batch > 0 ? options.batch : std::clamp<size_t>(threads, 4, 16);
-  tracker.show();
-  const History history = search(space, *strategy, evaluator, *stop, batch, std::move(resumed));
-  progress.finish();
-
-  if (options.vendor_candidate && evaluator.cublas_ms() && problem.dtype == Dtype::kF32) {
-    database.record_trial(vendor_trial(device_id, run_id, problem, *evaluator.cublas_ms()));
+// The evaluator of a GPU lane: the GpuEvaluator of one problem on that GPU's worker.
+class GpuLaneEvaluator : public RecordingEvaluator {
+ public:
+  template <class... Args>
+  explicit GpuLaneEvaluator(Args&&... args) : evaluator_(std::forward<Args>(args)...) {}
+  History resume(const SearchSpace& space) override { return evaluator_.resume(space); }
+  std::vector<Observation> evaluate(const SearchSpace& space,
+                                    const std::vector<size_t>& candidates) override {
+    return evaluator_.evaluate(space, candidates);
   }
-  const EvaluatorStats& stats = evaluator.stats();
-  summary.evaluations = history.size();
-  summary.resumed = stats.resumed;
-  summary.measured = stats.measured;
-  summary.compiled = stats.compiled;
-  summary.cubins_cached = stats.cubins_cached;
-  summary.cublas_ms = evaluator.cublas_ms().value_or(0);
-  summary.compile_busy_s = stats.compile_busy_s;
-  summary.compile_sum_s = stats.compile_sum_s;
-  if (const Observation* best = history.best()) {
-    if (const db::TrialRecord* trial = evaluator.trial(best->candidate)) summary.best = *trial;
+  void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override {
+    evaluator_.prefetch(space, candidates);
   }
-  summary.wall_s = seconds_since(start);
-  return summary;
+  void after_next_submission(std::function<void()> action) override {
+    evaluator_.after_next_submission(std::move(action));
+  }
+  const db::TrialRecord* trial(size_t candidate) const override { return evaluator_.trial(candidate); }
+  std::optional<double> cublas_ms() const override { return evaluator_.cublas_ms(); }
+  EvaluatorStats stats() const override { return evaluator_.stats(); }
+  GpuEvaluator& gpu() { return evaluator_; }
+
+ private:
+  GpuEvaluator evaluator_;
+};
+
+// One GPU: its worker process; its evaluators share the compile pool and the database connection with
+// every other lane.
+class GpuLane : public RecordingLane {
+ public:
+  GpuLane(WorkerOptions worker, db::Database& database, std::mutex& database_mutex,
+          const TemplateLibrary& library)
+      : RecordingLane(database, database_mutex, library), worker_(std::move(worker)) {}
+
+  void start(const TuneOptions& options) override {
+    device_ = worker_.start().device;
+    device_.nvrtc_version = rtc::nvrtc_version();  // this process compiles the candidates
+    record_device(options);
+  }
+
+  std::unique_ptr<LaneEvaluator> open(const SearchSpace& space) override {
+    auto evaluator = std::make_unique<GpuLaneEvaluator>(database_, worker_, library_, device_id_, device_,
+                                                        space.problem(), options_for_run());
+    const KernelProblem problem = space.problem();
+    evaluator->gpu().on_trial([this, problem](const TrialEvent& event) { trial_event(problem, event); });
+    return evaluator;
+  }
+
+  int worker_restarts() const override { return worker_.restarts(); }
+  int ordinal() const override { return worker_.options().device; }
+
+ private:
+  WorkerClient worker_;
+};
+
+// A config's identity whatever order its parameters were written in.
+std::string canonical_key(const std::string& template_name, const Config& config) {
+  Config::Values values = config.values();
+  std::sort(values.begin(), values.end());
+  return template_name + "/" + Config(template_name, std::move(values)).key();
 }
+
+// The evaluator of a replayed lane: answers from the recorded trials of the problem and records them as
+// this run's trials, exactly as a GPU's would be recorded; nothing is compiled.
+class ReplayLaneEvaluator : public RecordingEvaluator {
+ public:
+  ReplayLaneEvaluator(db::Database& database, std::mutex& database_mutex, const TemplateLibrary& library,
+                      const RecordedTable* table, int64_t device_id, const KernelProblem& problem,
+                      EvaluatorOptions options, std::function<void(const TrialEvent&)> on_trial)
+      : database_(database),
+        database_mutex_(database_mutex),
+        library_(library),
+        device_id_(device_id),
+        problem_(problem),
+        options_(std::move(options)),
+        on_trial_(std::move(on_trial)) {
+    if (table != nullptr) {
+      for (const db::TrialRecord& t : table->trials) {
+        if (t.template_name == db::kVendorTemplate) {
+          if (t.time_median_ms) cublas_ms_ = t.time_median_ms;
+          continue;
+        }
+        try {
+          recorded_.emplace(canonical_key(t.template_name, Config::parse_key(t.template_name, t.config_key)),
+                            t);
+        } catch (const InvalidArgumentError&) {
+        }
+        if (!cublas_ms_ && t.cublas_ms) cublas_ms_ = t.cublas_ms;
+      }
+    }
+    std::lock_guard lock(database_mutex_);
+    if (const std::optional<int64_t> id = database_.find_problem(problem_)) {
+      for (db::TrialRecord& t : database_.trials(device_id_, *id)) {
+        stored_.insert_or_assign(t.template_hash + "\n" + t.config_key, std::move(t));
+      }
+    }
+  }
+
+  History resume(const SearchSpace& space) override {
+    std::vector<const db::TrialRecord*> stored;
+    for (const auto& [key, trial] : stored_) stored.push_back(&trial);
+    std::sort(stored.begin(), stored.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+    History history;
+    for (const db::TrialRecord* t : stored) {
+      const KernelTemplate* kernel_template = library_.find(t->template_name);
+      if (kernel_template == nullptr || kernel_template->hash != t->template_hash) continue;
+      int64_t index = -1;
+      try {
+        index = space.find(Config::parse_key(t->template_name, t->config_key));
+      } catch (const InvalidArgumentError&) {
+      }
+      if (index < 0 || by_candidate_.count(static_cast<size_t>(index)) != 0) continue;
+      ++stats_.resumed;
+      history.add(observe(static_cast<size_t>(index), *t, true));
+    }
+    return history;
+  }
+
+  std::vector<Observation> evaluate(const SearchSpace& space,
+                                    const std::vector<size_t>& candidates) override {
+    std::vector<Observation> out;
+    for (size_t index : candidates) {
+      if (auto it = by_candidate_.find(index); it != by_candidate_.end()) {
+        out.push_back(observation_from(index, it->second));
+        continue;
+      }
+      const KernelTemplate& kernel_template = space.space(index).kernel_template();
+      const Config config = space.config(index);
+      const std::string key = config.key();
+      if (auto it = stored_.find(kernel_template.hash + "\n" + key); it != stored_.end()) {
+        ++stats_.resumed;
+        out.push_back(observe(index, it->second, true));
+        continue;
+      }
+      db::TrialRecord t;
+      auto recorded = recorded_.find(canonical_key(kernel_template.manifest.name(), config));
+      if (recorded != recorded_.end()) {
+        t = recorded->second;
+      } else {
+        t.status = db::TrialStatus::kInvalid;
+        t.reason = "not in the replayed table";
+      }
+      t.id = 0;
+      t.run_id = options_.run_id;
+      t.device_id = device_id_;
+      t.problem = problem_;
+      t.template_name = kernel_template.manifest.name();
+      t.template_hash = kernel_template.hash;
+      t.config_key = key;
+      {
+        std::lock_guard lock(database_mutex_);
+        t.id = database_.record_trial(t);
+      }
+      ++stats_.measured;
+      stored_.insert_or_assign(t.template_hash + "\n" + key, t);
+      out.push_back(observe(index, t, false));
+    }
+    return out;
+  }
+
+  const db::TrialRecord* trial(size_t candidate) const override {
+    auto it = by_candidate_.find(candidate);
+    return it == by_candidate_.end() ? nullptr : &it->second;
+  }
+  std::optional<double> cublas_ms() const override { return cublas_ms_; }
+  EvaluatorStats stats() const override { return stats_; }
+
+ private:
+  static Observation observation_from(size_t index, const db::TrialRecord& t) {
+    Observation o;
+    o.candidate = index;
+    o.outcome = outcome_of(t.status);
+    if (o.ok() && t.time_median_ms) o.time_ms = *t.time_median_ms;
+    o.registers = static_cast<int>(t.registers.value_or(0));
+    o.occupancy_blocks = static_cast<int>(t.occupancy_blocks.value_or(0));
+    return o;
+  }
+  Observation observe(size_t index, const db::TrialRecord& t, bool resumed) {
+    const db::TrialRecord& kept = by_candidate_.insert_or_assign(index, t).first->second;
+    if (on_trial_) on_trial_(TrialEvent{index, &kept, resumed});
+    return observation_from(index, kept);
+  }
+
+  db::Database& database_;
+  std::mutex& database_mutex_;
+  const TemplateLibrary& library_;
+  int64_t device_id_;
+  KernelProblem problem_;
+  EvaluatorOptions options_;
+  std::function<void(const TrialEvent&)> on_trial_;
+  std::map<std::string, db::TrialRecord> recorded_;  // by canonical template/config key
+  std::map<std::string, db::TrialRecord> stored_;    // by template hash and config key
+  std::map<size_t, db::TrialRecord> by_candidate_;
+  std::optional<double> cublas_ms_;
+  EvaluatorStats stats_;
+};
+
+// A GPU replayed from recorded tables: for testing the whole tuning path, sharding and merging included,
+// on machines without a GPU.
+class ReplayLane : public RecordingLane {
+ public:
+  ReplayLane(const std::vector<RecordedTable>& tables, db::Database& database, std::mutex& database_mutex,
+             const TemplateLibrary& library)
+      : RecordingLane(database, database_mutex, library), tables_(tables) {}
+
+  void start(const TuneOptions& options) override {
+    device_ = tables_.front().device;
+    record_device(options);
+  }
+  const RecordedTable* table(const KernelProblem& problem) const {
+    for (const RecordedTable& t : tables_) {
+      if (t.problem == problem && t.device.uuid == device_.uuid) return &t;
+    }
+    return nullptr;
+  }
+  std::unique_ptr<LaneEvaluator> open(const SearchSpace& space) override {
+    const KernelProblem problem = space.problem();
+    return std::make_unique<ReplayLaneEvaluator>(
+        database_, database_mutex_, library_, table(problem), device_id_, problem, options_for_run(),
+        [this, problem](const TrialEvent& event) { trial_event(problem, event); });
+  }
+  int ordinal() const override { return -1; }  // no CUDA device
+
+ private:
+  const std::vector<RecordedTable>& tables_;
+};
 
 }  // namespace
 
@@ -218,30 +488,168 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   make_strategy(options.strategy, options.seed);  // an unknown name fails before the GPU is touched
   const TemplateLibrary& library =
       options.library != nullptr ? *options.library : TemplateLibrary::instance();
-
-  WorkerOptions worker_options = options.worker;
-  if (options.timeout_s > 0) worker_options.evaluate_timeout_s = options.timeout_s;
-  WorkerClient worker(worker_options);
-  TuneReport report;
-  report.device = worker.start().device;
-  report.device.nvrtc_version = rtc::nvrtc_version();  // this process compiles the candidates
-  report.compile_threads =
-      options.compile_threads > 0 ? options.compile_threads : default_tuning_compile_threads();
-  const int64_t device_id = database.upsert_device(report.device);
-  report.run_id = database.begin_run(device_id, options.command, options.strategy,
-                                     db::RunClocks{report.device.clock_khz, report.device.memory_clock_khz});
-  spdlog::info("run {} on {} ({}), {} problem(s), strategy {}", report.run_id, report.device.name,
-               report.device.uuid, options.problems.size(), options.strategy);
-
-  ProgressLine progress(!options.quiet);
-  for (size_t i = 0; i < options.problems.size(); ++i) {
-    const KernelProblem& problem = options.problems[i];
-    const std::string title = fmt::format("[{}/{}] {}", i + 1, options.problems.size(), problem.to_string());
-    report.problems.push_back(tune_problem(database, worker, library, device_id, report.device, report.run_id,
-                                           problem, options, progress, title));
+  // A problem named twice is tuned once.
+  std::vector<KernelProblem> problems;
+  for (const KernelProblem& p : options.problems) {
+    if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(p);
   }
-  database.finish_run(report.run_id);
-  report.worker_restarts = worker.restarts();
+
+  std::vector<int> ordinals = options.devices;
+  if (ordinals.empty()) ordinals.push_back(options.worker.device);
+  std::mutex database_mutex;
+  std::vector<std::unique_ptr<RecordingLane>> gpus;
+  if (options.replay != nullptr) {
+    if (options.replay->empty()) throw InvalidArgumentError("the replayed document holds no trial table");
+    gpus.push_back(std::make_unique<ReplayLane>(*options.replay, database, database_mutex, library));
+  } else {
+    for (int ordinal : ordinals) {
+      WorkerOptions worker_options = options.worker;
+      worker_options.device = ordinal;
+      if (options.timeout_s > 0) worker_options.evaluate_timeout_s = options.timeout_s;
+      gpus.push_back(std::make_unique<GpuLane>(worker_options, database, database_mutex, library));
+    }
+  }
+  // On this thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
+  for (auto& gpu : gpus) gpu->start(options);
+
+  TuneReport report;
+  report.device = gpus.front()->device();
+  report.run_id = gpus.front()->run_id();
+  // By default every hardware thread compiles but one per GPU, left to its worker's timing loop.
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  report.compile_threads =
+      options.compile_threads > 0
+          ? options.compile_threads
+          : std::max(1u, hardware > gpus.size() ? hardware - static_cast<unsigned>(gpus.size()) : 1u);
+  auto compile_service = std::make_shared<rtc::CompileService>(report.compile_threads);
+
+  const std::vector<db::DeviceRecord> known_devices = database.devices();
+  std::vector<DeviceLane*> lanes;
+  std::vector<std::string> names;
+  for (auto& gpu : gpus) {
+    EvaluatorOptions evaluator_options;
+    evaluator_options.timing = options.timing;
+    evaluator_options.seed = options.seed;
+    evaluator_options.error_bound = options.error_bound;
+    evaluator_options.allow_spills = options.allow_spills;
+    evaluator_options.compile_threads = options.compile_threads;
+    evaluator_options.compile_service = compile_service;
+    evaluator_options.database_mutex = &database_mutex;
+    // Every GPU of the model the database knows, in this run or before: their trials are this one's.
+    for (const db::DeviceRecord& other : known_devices) {
+      if (other.info.name == gpu->device().name && other.id != gpu->device_id()) {
+        evaluator_options.peer_device_ids.push_back(other.id);
+      }
+    }
+    gpu->set_evaluator_options(std::move(evaluator_options));
+    lanes.push_back(gpu.get());
+    names.push_back(gpu->ordinal() >= 0 ? fmt::format("GPU{}", gpu->ordinal()) : "replay");
+    spdlog::info("run {} on GPU {}: {} ({}), {} problem(s), strategy {}", gpu->run_id(), gpu->ordinal(),
+                 gpu->device().name, gpu->device().uuid, problems.size(), options.strategy);
+  }
+
+  ProgressLine line(!options.quiet);
+  LanesProgress progress(line, names, problems.size(), options.time_s);
+  std::vector<std::string> titles;
+  for (const KernelProblem& p : problems) titles.push_back(p.to_string());
+  progress.set_titles(titles);
+  auto problem_index = [&](const KernelProblem& p) {
+    return static_cast<size_t>(std::find(problems.begin(), problems.end(), p) - problems.begin());
+  };
+  for (auto& gpu : gpus) {
+    gpu->on_trial(
+        [&](const KernelProblem& p, const TrialEvent& event) { progress.trial(problem_index(p), event); });
+  }
+
+  const unsigned threads = report.compile_threads;
+  LaneSearch search;
+  search.space = [&](const DeviceInfo& device, const KernelProblem& problem) {
+    if (options.replay != nullptr) {
+      // The space the table was recorded over; a problem without a table has none.
+      const RecordedTable* table = static_cast<ReplayLane&>(*gpus.front()).table(problem);
+      if (table != nullptr) return recorded_space(*table, library);
+      spdlog::warn("{}: the replayed document has no table of this problem", problem.to_string());
+      return SearchSpace({}, device, problem);
+    }
+    SearchSpace space = build_search_space(library, device, problem, options.templates, options.pins);
+    if (space.empty()) {
+      spdlog::warn("{}: no template has a candidate for this problem on {} (see gemmforge space)",
+                   problem.to_string(), device.name);
+    }
+    return space;
+  };
+  search.strategy = [&] { return make_strategy(options.strategy, options.seed); };
+  search.stop = [&](const SearchSpace& space) { return make_stop(options, space.size()); };
+  search.batch = options.batch > 0 ? options.batch : std::clamp<size_t>(threads, 4, 16);
+  search.compile_ahead_problems = options.compile_ahead_problems;
+
+  LaneEvents events;
+  events.started = [&](size_t lane, size_t problem, const SearchSpace& space, LaneEvaluator&) {
+    const size_t total = std::min(space.size(), options.max_evals > 0 ? options.max_evals : space.size());
+    progress.start(lane, problem, total);
+  };
+  events.helping = [&](size_t lane, size_t problem) { progress.help(lane, problem); };
+  events.stopped_helping = [&](size_t lane) { progress.idle(lane); };
+  events.finished = [&](size_t lane, const LaneResult&) { progress.idle(lane); };
+
+  // The costliest problems start first, so the last ones to finish are short.
+  std::vector<double> costs;
+  for (const KernelProblem& p : problems) costs.push_back(p.flops());
+  std::vector<LaneResult> results = tune_on_lanes(lanes, problems, costs, search, events);
+  line.finish();
+
+  for (LaneResult& r : results) {
+    const KernelProblem& problem = problems[r.problem];
+    ProblemSummary summary;
+    summary.problem = problem;
+    summary.device = r.model;
+    for (size_t lane : r.lanes) summary.gpus.push_back(gpus[lane]->ordinal());
+    summary.candidates = r.space ? r.space->size() : 0;
+    summary.evaluations = r.history.size();
+    summary.wall_s = r.wall_s;
+    RecordingLane& owner = *gpus[r.owner];
+    for (auto& evaluator : r.evaluators) {
+      const EvaluatorStats stats = static_cast<RecordingEvaluator&>(*evaluator).stats();
+      summary.resumed += stats.resumed;
+      summary.measured += stats.measured;
+      summary.compiled += stats.compiled;
+      summary.cubins_cached += stats.cubins_cached;
+      summary.compile_busy_s += stats.compile_busy_s;
+      summary.compile_sum_s += stats.compile_sum_s;
+    }
+    for (size_t i = r.resumed; i < r.history.size(); ++i)
+      summary.failed += r.history.observations()[i].ok() ? 0 : 1;
+    if (!r.evaluators.empty()) {
+      const RecordingEvaluator& own = static_cast<RecordingEvaluator&>(*r.evaluators.front());
+      summary.cublas_ms = own.cublas_ms().value_or(0);
+      if (options.vendor_candidate && own.cublas_ms() && problem.dtype == Dtype::kF32) {
+        std::lock_guard lock(database_mutex);
+        database.record_trial(vendor_trial(owner.device_id(), owner.run_id(), problem, *own.cublas_ms()));
+      }
+      if (const Observation* best = r.history.best()) {
+        for (auto& evaluator : r.evaluators) {
+          const RecordingEvaluator& e = static_cast<RecordingEvaluator&>(*evaluator);
+          if (const db::TrialRecord* trial = e.trial(best->candidate)) {
+            summary.best = *trial;
+            break;
+          }
+        }
+      }
+    }
+    report.problems.push_back(std::move(summary));
+  }
+  for (auto& gpu : gpus) {
+    database.finish_run(gpu->run_id());
+    report.worker_restarts += gpu->worker_restarts();
+    report.gpus.push_back(
+        TuneReport::Gpu{gpu->ordinal(), gpu->device(), gpu->run_id(), gpu->worker_restarts()});
+  }
+  const rtc::CompileServiceStats compile = compile_service->stats();
+  report.kernels_compiled = compile.compiled;
+  report.compile_busy_s = compile.busy_s;
+  report.compile_sum_s = compile.compile_sum_s;
+  report.kernels_compiled_ahead = compile.ahead;
+  report.kernels_ahead_used = compile.ahead_used;
   report.wall_s = seconds_since(start);
   return report;
 }

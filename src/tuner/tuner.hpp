@@ -13,6 +13,7 @@
 #include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "db/database.hpp"
+#include "tuner/replay_evaluator.hpp"
 #include "tuner/search.hpp"
 #include "tuner/timing.hpp"
 #include "tuner/worker_client.hpp"
@@ -46,11 +47,21 @@ struct TuneOptions {
   std::string command;                       ///< the command line, recorded with the run
   const TemplateLibrary* library = nullptr;  ///< nullptr: TemplateLibrary::instance()
   WorkerOptions worker;                      ///< device ordinal, executable, template folder, simulation
+  /// CUDA ordinals of the GPUs to tune on, one worker each; empty: worker.device alone.
+  std::vector<int> devices;
+  /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
+  size_t compile_ahead_problems = 1;
+  /// Instead of GPUs: one GPU replayed from these recorded tables (its device is the first table's); no
+  /// worker, no compiler. Trials are recorded as a GPU's would be. For testing the tuning path, sharding
+  /// and merging without a GPU.
+  const std::vector<RecordedTable>* replay = nullptr;
 };
 
 /// What tuning one problem did.
 struct ProblemSummary {
   KernelProblem problem;
+  std::string device;      ///< the GPU model it was tuned for
+  std::vector<int> gpus;   ///< CUDA ordinals that measured it, the one that searched it first
   size_t candidates = 0;   ///< size of the search space
   size_t evaluations = 0;  ///< observations of the search, resumed ones included
   size_t resumed = 0;      ///< answered by trials stored before
@@ -66,11 +77,23 @@ struct ProblemSummary {
 };
 
 struct TuneReport {
-  DeviceInfo device;
-  int64_t run_id = 0;
-  std::vector<ProblemSummary> problems;
+  DeviceInfo device;   ///< the first GPU
+  int64_t run_id = 0;  ///< of the first GPU
+  struct Gpu {
+    int ordinal = 0;  ///< CUDA ordinal; -1 for a GPU replayed from recorded trials
+    DeviceInfo device;
+    int64_t run_id = 0;
+    int worker_restarts = 0;
+  };
+  std::vector<Gpu> gpus;                 ///< every GPU, with its run
+  std::vector<ProblemSummary> problems;  ///< per GPU model, then per problem
   int worker_restarts = 0;
   unsigned compile_threads = 0;
+  size_t kernels_compiled = 0;        ///< NVRTC compilations of the whole run
+  size_t kernels_compiled_ahead = 0;  ///< of those, queued ahead of the search
+  size_t kernels_ahead_used = 0;      ///< of those, wanted later
+  double compile_busy_s = 0;          ///< wall time with compilations running
+  double compile_sum_s = 0;           ///< the compilations' durations added up
   double wall_s = 0;
 };
 
@@ -82,8 +105,11 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
                                const KernelProblem& problem, const std::vector<std::string>& templates,
                                const Pins& pins);
 
-/// Tunes every problem of `options` on the worker's GPU, recording a run, every trial and the best
-/// configs in `database`. Stored trials of a problem are resumed, not measured again.
+/// Tunes every problem of `options` on each GPU model of options.devices (or the worker's GPU): one worker
+/// per GPU, one compile pool, one database connection. GPUs of one model share the problems (each tuned
+/// once, by one GPU or, when GPUs are left over, several); every model tunes every problem. Records a run
+/// per GPU, every trial and the best configs in `database`. Stored trials of a problem on a GPU of its
+/// model are resumed, not measured again.
 TuneReport tune(db::Database& database, const TuneOptions& options);
 
 }  // namespace gemmforge::tuner

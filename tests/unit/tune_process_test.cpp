@@ -118,6 +118,9 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
         return p;
       }(),
   };
+  // As in an application started by srun as rank 1 of 4: the tune still takes its one problem.
+  ::setenv("SLURM_PROCID", "1", 1);
+  ::setenv("SLURM_NTASKS", "4", 1);
   for (const KernelProblem& p : problems) {
     std::vector<std::string> argv = tune_arguments(command, p);
     ASSERT_FALSE(argv.empty());
@@ -125,7 +128,8 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
     const std::string line = fmt::format("{}", fmt::join(argv, " "));
     for (const std::string& expected :
          {std::string("--db ") + command.database, "--device " + command.device_uuid,
-          std::string("--max-evals 24"), std::string("--threads 3"), std::string("--quiet")}) {
+          std::string("--max-evals 24"), std::string("--threads 3"), std::string("--rank none"),
+          std::string("--quiet")}) {
       EXPECT_NE(line.find(expected), std::string::npos) << line;
     }
     argv.push_back("--print-problems");  // the tool prints the problems it would tune and stops
@@ -133,6 +137,8 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
     EXPECT_TRUE(ran.status.ok()) << line << ": " << ran.status.describe();
     EXPECT_EQ(ran.out, p.to_string() + "\n") << line;
   }
+  ::unsetenv("SLURM_PROCID");
+  ::unsetenv("SLURM_NTASKS");
   KernelProblem half = problems[0];
   half.dtype = Dtype::kF16;
   EXPECT_THROW(tune_arguments(command, half), InvalidArgumentError);

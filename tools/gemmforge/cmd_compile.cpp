@@ -6,13 +6,16 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
+#include <set>
 
 #include "cli_common.hpp"
 #include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
+#include "rtc/compile_service.hpp"
 #include "rtc/kernel_spec.hpp"
 
 namespace gemmforge::cli {
@@ -34,49 +37,72 @@ struct CompileOptions {
   bool json = false;
 };
 
-// Compiles `sample` random configs of the problem's space on `threads` threads and reports the compile
-// time per kernel and the throughput: what tuning pays before it can measure anything.
+// Compiles `sample` random configs of the problem's space through the tuner's compile pool and reports
+// the compile time per kernel and the throughput: what tuning pays before it can measure anything.
+// Configs that differ only in launch parameters share one kernel, compiled once. Without --threads, on
+// one thread and then on every hardware thread.
 int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const Space space = Space::build(tmpl, device, problem);
   if (space.empty()) throw InvalidArgumentError("the space is empty for this problem");
   std::mt19937_64 rng(o.sample_seed);
-  std::vector<rtc::CompileRequest> requests;
+  std::vector<std::pair<std::string, rtc::CompileRequest>> requests;
   for (int i = 0; i < o.sample; ++i) {
     const Config config = space.config(rng() % space.size());
-    requests.push_back(rtc::make_spec(tmpl, config, problem, o.arch, &device).request(library));
+    const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
+    requests.emplace_back(spec.cubin_key(library), spec.request(library));
   }
-  const unsigned threads = o.threads == 0 ? rtc::default_compile_threads() : o.threads;
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<rtc::CompileResult> results = rtc::compile_all(requests, threads);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<double> times;
+  std::vector<unsigned> thread_counts = {o.threads};
+  if (o.threads == 0) {
+    thread_counts = {1u};
+    if (rtc::default_compile_threads() > 1) thread_counts.push_back(rtc::default_compile_threads());
+  }
   int failed = 0;
-  for (const rtc::CompileResult& r : results) {
-    times.push_back(r.compile_ms);
-    failed += r.ok ? 0 : 1;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const unsigned threads : thread_counts) {
+    rtc::CompileService service(threads);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<rtc::CompileService::Ticket> tickets;
+    for (const auto& [key, request] : requests) {
+      tickets.push_back(service.submit(key, request, rtc::CompilePriority::kNow));
+    }
+    std::vector<bool> taken(tickets.size(), false);
+    while (const std::optional<size_t> done = service.wait_any(tickets, taken)) taken[*done] = true;
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<double> times;
+    failed = 0;
+    std::set<const rtc::CompileResult*> seen;
+    for (const rtc::CompileService::Ticket& ticket : tickets) {
+      const rtc::CompileResult& r = rtc::CompileService::result(ticket);
+      if (!seen.insert(&r).second) continue;
+      times.push_back(r.compile_ms);
+      failed += r.ok ? 0 : 1;
+    }
+    std::sort(times.begin(), times.end());
+    runs.push_back({{"threads", threads},
+                    {"kernels", times.size()},
+                    {"median_ms", times[times.size() / 2]},
+                    {"min_ms", times.front()},
+                    {"max_ms", times.back()},
+                    {"kernels_per_s", times.size() / wall_s},
+                    {"failed", failed}});
+    if (o.json) continue;
+    fmt::print(
+        "{} configs of {} for {} ({}), {} distinct kernels, on {} thread(s): median {:.0f} ms per kernel "
+        "(min {:.0f}, max {:.0f}), {:.2f} kernels/s, {} failed\n",
+        requests.size(), tmpl.manifest.name(), o.arch, problem.to_string(), times.size(), threads,
+        times[times.size() / 2], times.front(), times.back(), times.size() / wall_s, failed);
   }
-  std::sort(times.begin(), times.end());
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"template", tmpl.manifest.name()},
                                       {"arch", o.arch},
                                       {"problem", problem.to_string()},
-                                      {"configs", results.size()},
-                                      {"threads", threads},
-                                      {"median_ms", times[times.size() / 2]},
-                                      {"min_ms", times.front()},
-                                      {"max_ms", times.back()},
-                                      {"kernels_per_s", results.size() / wall_s},
+                                      {"configs", requests.size()},
+                                      {"runs", runs},
                                       {"failed", failed}}
                            .dump(2));
-    return failed == 0 ? 0 : kExitGpu;
   }
-  fmt::print(
-      "{} configs of {} for {} ({}) on {} thread(s): median {:.0f} ms per kernel (min {:.0f}, max {:.0f}), "
-      "{:.1f} kernels/s, {} failed\n",
-      results.size(), tmpl.manifest.name(), o.arch, problem.to_string(), threads, times[times.size() / 2],
-      times.front(), times.back(), results.size() / wall_s, failed);
   return failed == 0 ? 0 : kExitGpu;
 }
 
@@ -182,7 +208,8 @@ Command register_compile(CLI::App& app) {
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   cmd->add_option("--sample", o->sample,
                   "Instead: compile N random configs of the space and report compile times");
-  cmd->add_option("--threads", o->threads, "Compile threads for --sample (default: all hardware threads)");
+  cmd->add_option("--threads", o->threads,
+                  "Compile threads for --sample (default: one, then all hardware threads)");
   cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_compile(*o); }};

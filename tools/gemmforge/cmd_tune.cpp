@@ -13,9 +13,12 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "core/template_library.hpp"
 #include "cuda/device.hpp"
 #include "db/database.hpp"
 #include "gemmforge/error.hpp"
+#include "tuner/launcher.hpp"
+#include "tuner/replay_evaluator.hpp"
 #include "tuner/search.hpp"
 #include "tuner/tuner.hpp"
 
@@ -24,6 +27,9 @@ namespace {
 
 struct TuneCliOptions {
   std::string device;
+  std::string devices;
+  std::string rank = "auto";
+  std::string replay;
   std::vector<std::string> shapes;
   std::string shapes_file;
   std::string layout = "nn";
@@ -103,46 +109,103 @@ std::vector<KernelProblem> problems_from_misses(const db::Database& database, in
   return problems;
 }
 
-void print_summary(const tuner::TuneReport& report) {
-  size_t compiled = 0;
-  double compile_s = 0;
-  double compile_sum_s = 0;
-  for (const tuner::ProblemSummary& p : report.problems) {
-    compiled += p.compiled;
-    compile_s += p.compile_busy_s;
-    compile_sum_s += p.compile_sum_s;
+// --devices "all" or "0,2,3": CUDA ordinals, each once.
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> ordinals;
+  if (text.empty()) return ordinals;
+  const int count = cuda::device_count();
+  if (text == "all") {
+    for (int i = 0; i < count; ++i) ordinals.push_back(i);
+    return ordinals;
   }
-  fmt::print("\nTuned {} problem(s) on {} (run {}) in {:.1f} s", report.problems.size(), report.device.name,
-             report.run_id, report.wall_s);
-  if (report.worker_restarts > 0) fmt::print("; the worker was restarted {} time(s)", report.worker_restarts);
-  if (compiled > 0) {
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    int ordinal = -1;
+    try {
+      ordinal = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || ordinal < 0 || ordinal >= count) {
+      throw InvalidArgumentError(
+          fmt::format("--devices '{}': '{}' is not a GPU index from 0 to {} (or give --devices all)", text,
+                      item, count - 1));
+    }
+    if (std::find(ordinals.begin(), ordinals.end(), ordinal) == ordinals.end()) ordinals.push_back(ordinal);
+  }
+  if (ordinals.empty()) throw InvalidArgumentError("--devices names no GPU");
+  return ordinals;
+}
+
+void print_summary(const tuner::TuneReport& report) {
+  fmt::print("\nTuned {} problem(s) in {:.1f} s on", report.problems.size(), report.wall_s);
+  for (const tuner::TuneReport::Gpu& gpu : report.gpus) {
+    fmt::print("{} {} {} (run {})", &gpu == &report.gpus.front() ? "" : ",",
+               gpu.ordinal >= 0 ? fmt::format("GPU{}", gpu.ordinal) : "a replayed", gpu.device.name,
+               gpu.run_id);
+  }
+  if (report.worker_restarts > 0)
+    fmt::print("; the workers were restarted {} time(s)", report.worker_restarts);
+  if (report.kernels_compiled > 0) {
     // Batches with few new kernels leave compile threads idle, so the wall-time rate can sit below what
     // the threads sustain; the mean duration shows both.
     fmt::print(
         "\nNVRTC: {} kernels in {:.1f} s of compile wall time on {} threads ({:.1f} kernels/s), {:.2f} s per "
-        "kernel on average",
-        compiled, compile_s, report.compile_threads, compile_s > 0 ? compiled / compile_s : 0.0,
-        compile_sum_s / compiled);
+        "kernel on average; {} compiled ahead of the search, {} of them used",
+        report.kernels_compiled, report.compile_busy_s, report.compile_threads,
+        report.compile_busy_s > 0 ? report.kernels_compiled / report.compile_busy_s : 0.0,
+        report.compile_sum_s / report.kernels_compiled, report.kernels_compiled_ahead,
+        report.kernels_ahead_used);
   }
-  fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}  {}\n", "problem", "cuBLAS ms", "best ms",
-             "TFLOP/s", "vs cuBLAS", "evals (new)", "wall s", "best config");
+  const bool several = report.gpus.size() > 1;
+  fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}{}  {}\n", "problem", "cuBLAS ms", "best ms",
+             "TFLOP/s", "vs cuBLAS", "evals (new)", "wall s", several ? fmt::format(" {:>6}", "GPUs") : "",
+             "best config");
   for (const tuner::ProblemSummary& p : report.problems) {
     const std::string evaluations = fmt::format("{} ({})", p.evaluations, p.measured);
+    const std::string gpus = several ? fmt::format(" {:>6}", fmt::join(p.gpus, ",")) : "";
     if (p.candidates == 0) {
       fmt::print("{:<36} no candidate: no template supports this problem on this GPU\n",
                  p.problem.to_string());
       continue;
     }
     if (!p.best) {
-      fmt::print("{:<36} {:>10.4f} {:>10} {:>8} {:>9} {:>13} {:>7.1f}  no correct kernel found\n",
-                 p.problem.to_string(), p.cublas_ms, "-", "-", "-", evaluations, p.wall_s);
+      fmt::print("{:<36} {:>10.4f} {:>10} {:>8} {:>9} {:>13} {:>7.1f}{}  no correct kernel found\n",
+                 p.problem.to_string(), p.cublas_ms, "-", "-", "-", evaluations, p.wall_s, gpus);
       continue;
     }
     const db::TrialRecord& b = *p.best;
-    fmt::print("{:<36} {:>10.4f} {:>10.4f} {:>8.2f} {:>8.3f}x {:>13} {:>7.1f}  {} {}\n",
+    fmt::print("{:<36} {:>10.4f} {:>10.4f} {:>8.2f} {:>8.3f}x {:>13} {:>7.1f}{}  {} {}\n",
                p.problem.to_string(), p.cublas_ms, b.time_median_ms.value_or(0), b.tflops.value_or(0),
-               b.ratio_vs_cublas.value_or(0), evaluations, p.wall_s, b.template_name, b.config_key);
+               b.ratio_vs_cublas.value_or(0), evaluations, p.wall_s, gpus, b.template_name, b.config_key);
   }
+}
+
+// This process's rank: --rank R/N, none, or (auto) what the cluster's launcher set in the environment.
+tuner::RankInfo rank_of(const TuneCliOptions& o) {
+  if (o.rank == "auto") return tuner::rank_from_environment();
+  if (o.rank == "none") return tuner::RankInfo{};
+  return tuner::parse_rank(o.rank);
+}
+
+std::vector<tuner::RecordedTable> replay_tables(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgumentError(fmt::format("--replay: cannot read '{}'", path));
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidArgumentError(fmt::format("--replay '{}' is not JSON: {}", path, e.what()));
+  }
+  std::vector<tuner::RecordedTable> tables =
+      tuner::load_recorded_tables(document, TemplateLibrary::instance());
+  if (tables.empty()) throw InvalidArgumentError(fmt::format("--replay '{}' holds no trial table", path));
+  // One GPU is replayed: the first table's.
+  const std::string uuid = tables.front().device.uuid;
+  std::erase_if(tables, [&](const tuner::RecordedTable& t) { return t.device.uuid != uuid; });
+  return tables;
 }
 
 nlohmann::json summary_json(const tuner::TuneReport& report) {
@@ -157,6 +220,8 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
               {"ratio_vs_cublas", p.best->ratio_vs_cublas.value_or(0)}};
     }
     problems.push_back({{"problem", p.problem.to_string()},
+                        {"device", p.device},
+                        {"gpus", p.gpus},
                         {"candidates", p.candidates},
                         {"evaluations", p.evaluations},
                         {"measured", p.measured},
@@ -166,10 +231,25 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
                         {"wall_s", p.wall_s},
                         {"best", best}});
   }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const tuner::TuneReport::Gpu& gpu : report.gpus) {
+    gpus.push_back({{"ordinal", gpu.ordinal},
+                    {"device", gpu.device.name},
+                    {"uuid", gpu.device.uuid},
+                    {"run", gpu.run_id},
+                    {"worker_restarts", gpu.worker_restarts}});
+  }
   return {{"device", report.device.name},
           {"run", report.run_id},
+          {"gpus", gpus},
           {"wall_s", report.wall_s},
           {"worker_restarts", report.worker_restarts},
+          {"compile",
+           {{"threads", report.compile_threads},
+            {"kernels", report.kernels_compiled},
+            {"busy_s", report.compile_busy_s},
+            {"kernels_compiled_ahead", report.kernels_compiled_ahead},
+            {"kernels_ahead_used", report.kernels_ahead_used}}},
           {"problems", problems}};
 }
 
@@ -180,26 +260,59 @@ int run_tune(const TuneCliOptions& o) {
   Pins pins;
   for (const std::string& pin : o.pins) add_pin(pins, pin);
   std::vector<KernelProblem> problems = problems_from_shapes(o);
+  const tuner::RankInfo rank = rank_of(o);
+  const bool replay = !o.replay.empty();
   if (o.print_problems) {
     if (o.from_misses) {
       throw InvalidArgumentError(
           "--print-problems lists the problems of --shape and --shapes; those of --from-misses need the GPU");
     }
+    if (rank.size > 1) problems = tuner::shard_problems(problems, rank.rank, rank.size);
     for (const KernelProblem& p : problems) fmt::print("{}\n", p.to_string());
     return 0;
+  }
+  if (replay && (o.from_misses || !o.devices.empty() || !o.device.empty())) {
+    throw InvalidArgumentError(
+        "--replay stands for the GPU: it takes no --device, --devices or --from-misses");
+  }
+  std::vector<tuner::RecordedTable> tables;
+  if (replay) {
+    tables = replay_tables(o.replay);
+    if (problems.empty()) {
+      for (const tuner::RecordedTable& t : tables) problems.push_back(t.problem);
+    }
   }
   if (problems.empty() && !o.from_misses) {
     throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
   }
-  if (const std::string reason = cuda::unavailable_reason(); !reason.empty()) {
+  if (o.from_misses && rank.size > 1) {
+    throw InvalidArgumentError("--from-misses reads one GPU's misses; give the ranks --shape or --shapes");
+  }
+  if (!o.devices.empty() && !o.device.empty()) {
+    throw InvalidArgumentError("give --device or --devices, not both");
+  }
+  if (const std::string reason = cuda::unavailable_reason(); !reason.empty() && !replay) {
     throw NoDeviceError(fmt::format(
         "gemmforge tune measures kernels on a GPU, and {}; nothing was written. Run it on a machine with a "
         "GPU, then copy the results here with gemmforge export / import",
         reason));
   }
-  const int ordinal = cuda::find_device(o.device);
+  const std::vector<int> ordinals = replay ? std::vector<int>{} : parse_devices(o.devices);
+  const int ordinal = replay ? 0 : ordinals.empty() ? cuda::find_device(o.device) : ordinals.front();
 
-  db::Database database = db::Database::open(o.db.empty() ? db::Database::default_path() : o.db);
+  std::string path = o.db.empty() ? db::Database::default_path() : o.db;
+  if (rank.size > 1) {
+    const size_t all = problems.size();
+    problems = tuner::shard_problems(problems, rank.rank, rank.size);
+    path = tuner::rank_database_path(path, rank);
+    fmt::print(stderr, "Rank {} of {} ({}): {} of {} problem(s), database {}\n", rank.rank, rank.size,
+               rank.source, problems.size(), all, path);
+    if (problems.empty()) {
+      fmt::print(stderr, "Nothing to tune on this rank.\n");
+      return 0;
+    }
+  }
+  db::Database database = db::Database::open(path);
   if (o.from_misses) {
     const std::vector<KernelProblem> missed = problems_from_misses(database, ordinal);
     if (missed.empty() && problems.empty()) {
@@ -226,6 +339,8 @@ int run_tune(const TuneCliOptions& o) {
   options.batch = o.batch;
   options.command = command_line();
   options.worker.device = ordinal;
+  options.devices = ordinals;
+  if (replay) options.replay = &tables;
   const tuner::TuneReport report = tuner::tune(database, options);
   if (o.json) {
     fmt::print("{}\n", summary_json(report).dump(2));
@@ -241,6 +356,19 @@ Command register_tune(CLI::App& app) {
       "tune",
       "Find the fastest correct config of each problem on a GPU and record every trial in the database");
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
+  cmd->add_option(
+      "--devices", o->devices,
+      "Tune on several GPUs at once: all, or indices such as 0,1 (one worker per GPU, one compile "
+      "pool, one database; GPUs of one model share the problems)");
+  cmd->add_option("--rank", o->rank,
+                  "This process's share of the problems under a cluster launcher: auto (SLURM_PROCID/NTASKS, "
+                  "OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/SIZE), none, or R/N. A rank writes its own database "
+                  "(--db with {rank} replaced, or NAME.rankR-of-N.db); gemmforge merge pools them")
+      ->capture_default_str();
+  cmd->add_option(
+      "--replay", o->replay,
+      "Answer from this export with all trials instead of a GPU (no worker, no compiler): tests the "
+      "tuning path, sharding and merging without a GPU");
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
   cmd->add_option("--shapes", o->shapes_file,
                   "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
@@ -274,7 +402,7 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s,
                   "Seconds before a candidate counts as hung (0: from the cuBLAS time)")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "NVRTC compile threads (0: one per core but one)")
+  cmd->add_option("--threads", o->threads, "NVRTC compile threads (0: one per core but one per GPU)")
       ->capture_default_str();
   cmd->add_option(
          "--batch", o->batch,

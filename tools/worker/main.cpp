@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     const worker::WorkerTemplates templates(templates_folder);
     std::unique_ptr<worker::Backend> backend;
     if (simulate) {
-      backend = std::make_unique<worker::SimulatedBackend>(templates, channel);
+      backend = std::make_unique<worker::SimulatedBackend>(templates, channel, device);
     } else {
       backend = std::make_unique<worker::GpuBackend>(device, templates);
     }

@@ -35,15 +35,15 @@ tuner::Measurement simulated_ok(double ms) {
 
 }  // namespace
 
-SimulatedBackend::SimulatedBackend(const WorkerTemplates& templates, int channel)
-    : templates_(templates), channel_(channel) {}
+SimulatedBackend::SimulatedBackend(const WorkerTemplates& templates, int channel, int device)
+    : templates_(templates), channel_(channel), device_(device) {}
 
 tuner::HelloReply SimulatedBackend::hello() {
   tuner::HelloReply reply;
   reply.device = DeviceInfo::nominal("sm_90");
-  reply.device.ordinal = 0;
+  reply.device.ordinal = device_;
   reply.device.name = "simulated sm_90";
-  reply.device.uuid = "GPU-00000000-0000-0000-0000-5157a7ed0000";
+  reply.device.uuid = fmt::format("GPU-00000000-0000-0000-0000-5157a7ed{:04d}", device_);
   reply.device.nvrtc_version = rtc::nvrtc_version();
   reply.worker_version = db::gemmforge_version();
   reply.nvrtc_version = reply.device.nvrtc_version;

@@ -21,8 +21,9 @@ namespace gemmforge::worker {
 
 class SimulatedBackend : public Backend {
  public:
-  /// `channel` is the protocol's output descriptor ("sim:garbage" writes to it).
-  SimulatedBackend(const WorkerTemplates& templates, int channel);
+  /// `channel` is the protocol's output descriptor ("sim:garbage" writes to it). Each `device` ordinal is
+  /// a GPU of its own (its UUID ends in the ordinal), all of one model.
+  SimulatedBackend(const WorkerTemplates& templates, int channel, int device = 0);
 
   tuner::HelloReply hello() override;
   tuner::ProblemReady set_problem(const tuner::SetProblemRequest& request) override;
@@ -31,6 +32,7 @@ class SimulatedBackend : public Backend {
  private:
   const WorkerTemplates& templates_;
   int channel_;
+  int device_;
   std::optional<tuner::SetProblemRequest> problem_;
   double cublas_ms_ = 0;
 };
