@@ -11,9 +11,9 @@ int64_t Database::store_problem(const KernelProblem& problem) {
   sql::check_problem(problem);
   // DO UPDATE with a no-op assignment, not DO NOTHING: only then does RETURNING report the existing id.
   SQLite::Statement upsert(connection(), R"sql(
-    INSERT INTO problems (dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
-    VALUES (:dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c)
-    ON CONFLICT (dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c) DO UPDATE SET m = excluded.m
+    INSERT INTO problems (dtype, c_dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
+    VALUES (:dtype, :c_dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c)
+    ON CONFLICT (dtype, c_dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c) DO UPDATE SET m = excluded.m
     RETURNING id
   )sql");
   sql::bind_problem(upsert, problem);
@@ -34,7 +34,7 @@ std::optional<int64_t> Database::find_problem(const KernelProblem& problem) cons
   return sql::guarded(path_, "look up a problem", [&]() -> std::optional<int64_t> {
     SQLite::Statement query(connection(), R"sql(
       SELECT id FROM problems
-      WHERE dtype = :dtype AND a_trans = :a_trans AND b_trans = :b_trans AND m = :m AND n = :n AND k = :k
+      WHERE dtype = :dtype AND c_dtype = :c_dtype AND a_trans = :a_trans AND b_trans = :b_trans AND m = :m AND n = :n AND k = :k
         AND align_a = :align_a AND align_b = :align_b AND align_c = :align_c
     )sql");
     sql::bind_problem(query, problem);

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <limits>
 
+#include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::db::sql {
@@ -91,25 +92,34 @@ void check_problem(const KernelProblem& problem) {
                                              problem.to_string(), name, value, kMaxSize));
     }
   }
-  for (auto [name, value] : {std::pair{"align_a", problem.align_a}, std::pair{"align_b", problem.align_b},
-                             std::pair{"align_c", problem.align_c}}) {
-    if (value != 1 && value != 2 && value != 4) {
-      throw InvalidArgumentError(
-          fmt::format("problem {}: {} = {} is not 1, 2 or 4", problem.to_string(), name, value));
+  if (!output_allowed(problem.dtype, problem.c_dtype)) {
+    throw InvalidArgumentError(fmt::format("problem {}: {} operands cannot give a {} C", problem.to_string(),
+                                           to_string(problem.dtype), to_string(problem.c_dtype)));
+  }
+  // Alignments in elements: a vector of at most 16 bytes.
+  for (auto [name, value, dtype] : {std::tuple{"align_a", problem.align_a, problem.dtype},
+                                    std::tuple{"align_b", problem.align_b, problem.dtype},
+                                    std::tuple{"align_c", problem.align_c, problem.c_dtype}}) {
+    const int widest = 16 / element_bytes(dtype);
+    if (value < 1 || value > widest || (value & (value - 1)) != 0) {
+      throw InvalidArgumentError(fmt::format("problem {}: {} = {} is not a power of two in 1..{}",
+                                             problem.to_string(), name, value, widest));
     }
   }
 }
 
 void bind_problem(SQLite::Statement& statement, const KernelProblem& problem) {
   statement.bind(":dtype", to_string(problem.dtype));
+  statement.bind(":c_dtype", to_string(problem.c_dtype));
   statement.bind(":a_trans", problem.a_trans ? 1 : 0);
   statement.bind(":b_trans", problem.b_trans ? 1 : 0);
   statement.bind(":m", problem.m);
   statement.bind(":n", problem.n);
   statement.bind(":k", problem.k);
-  statement.bind(":align_a", problem.align_a);
-  statement.bind(":align_b", problem.align_b);
-  statement.bind(":align_c", problem.align_c);
+  // Stored in bytes (schema migration 2).
+  statement.bind(":align_a", align_bytes(problem.align_a, problem.dtype));
+  statement.bind(":align_b", align_bytes(problem.align_b, problem.dtype));
+  statement.bind(":align_c", align_bytes(problem.align_c, problem.c_dtype));
 }
 
 void throw_unreadable(const char* column, const std::string& text, const std::exception& error) {
@@ -126,9 +136,11 @@ KernelProblem read_problem(const SQLite::Statement& statement) {
   problem.m = statement.getColumn("m").getInt64();
   problem.n = statement.getColumn("n").getInt64();
   problem.k = statement.getColumn("k").getInt64();
-  problem.align_a = statement.getColumn("align_a").getInt();
-  problem.align_b = statement.getColumn("align_b").getInt();
-  problem.align_c = statement.getColumn("align_c").getInt();
+  problem.c_dtype =
+      parse_stored(statement, "c_dtype", [](const std::string& text) { return parse_dtype(text); });
+  problem.align_a = align_elements(statement.getColumn("align_a").getInt(), problem.dtype);
+  problem.align_b = align_elements(statement.getColumn("align_b").getInt(), problem.dtype);
+  problem.align_c = align_elements(statement.getColumn("align_c").getInt(), problem.c_dtype);
   return problem;
 }
 

@@ -107,7 +107,7 @@ int run_query(const QueryOptions& o) {
     throw InvalidArgumentError(
         fmt::format("shape {} has a zero size: such a call launches no GEMM kernel", o.shape));
   }
-  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, parse_dtype(o.dtype));
+  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, o.dtype);
 
   const std::string path = runtime::database_path_or_default(o.db);
   std::optional<db::Database> opened = runtime::open_existing(path);
