@@ -31,10 +31,11 @@ db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
   return [&library](const std::string& template_name, const std::string& config_key,
                     const KernelProblem& problem) {
     if (template_name == db::kVendorTemplate) {  // cuBLAS's own trial: it has no manifest
-      if (config_key != db::kVendorConfig || problem.dtype != Dtype::kF32) {
-        throw InvalidArgumentError(fmt::format("a {} trial is {} f32 {}, not {} {}", db::kVendorTemplate,
-                                               db::kVendorTemplate, db::kVendorConfig,
-                                               to_string(problem.dtype), config_key));
+      // cuBLAS computes every type a problem may have (GemmEx); its trial has one config.
+      if (config_key != db::kVendorConfig || !output_allowed(problem.dtype, problem.c_dtype)) {
+        throw InvalidArgumentError(fmt::format("a {} trial is {} {}, not {} {}", db::kVendorTemplate,
+                                               db::kVendorTemplate, db::kVendorConfig, problem.type_name(),
+                                               config_key));
       }
       return;
     }
