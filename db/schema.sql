@@ -155,7 +155,13 @@ CREATE TABLE misses (
   PRIMARY KEY (device_id, problem_id)
 );
 
--- migration 2: problems name C's type, and keep alignments in bytes
+-- migration 2: results kept but never served
+-- An imported result measured with a template source this gemmforge does not know (its template_hash is
+-- no built-in template's) proves nothing about the code this gemmforge would launch: it is kept for the
+-- record with servable = 0 and never becomes the best of its problem.
+ALTER TABLE trials ADD COLUMN servable INTEGER NOT NULL DEFAULT 1 CHECK (servable IN (0, 1));
+
+-- migration 3: problems name C's type, and keep alignments in bytes
 -- dtype is the type of A and B (and how they are multiplied: tf32), c_dtype the type of C, which may be f32
 -- for 16-bit operands. Alignments are the widest aligned vector in bytes (up to 16), so that 16-bit operands
 -- can state 8 elements; the rows stored so far, all of 4-byte elements, keep their meaning.

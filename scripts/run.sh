@@ -4,11 +4,22 @@
 # Options are passed to `gemmforge tune` (e.g. --time 600, --max-evals 200).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-"$here/scripts/build.sh"
+# Without a GPU only the gemmforge tool runs here: the worker, benchmarks and tests are not built.
+gpu=0
+if { command -v nvidia-smi > /dev/null && nvidia-smi -L 2> /dev/null | grep -q '^GPU'; } ||
+   compgen -G '/dev/nvidia[0-9]*' > /dev/null; then
+  gpu=1
+fi
+if [ "$gpu" = 1 ]; then
+  "$here/scripts/build.sh"
+else
+  echo "No GPU found (nvidia-smi lists none, no /dev/nvidia*): building only the gemmforge tool"
+  "$here/scripts/build.sh" gemmforge_cli
+fi
 gf="$here/build/bin/gemmforge"
 shapes="$here/shapes/fp32-suite.txt"
 "$gf" devices
-if "$gf" devices --json | grep -q '"uuid"'; then
+if [ "$gpu" = 1 ] && "$gf" devices --json | grep -q '"uuid"'; then
   "$gf" tune --shapes "$shapes" "$@"
   "$gf" bench --shapes "$shapes" --plot "$here/build/bench.svg"
   "$gf" report --top 3

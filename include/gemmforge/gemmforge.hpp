@@ -89,8 +89,15 @@ struct GemmShape {
 /// How a Runtime is set up.
 struct RuntimeOptions {
   /// Tuning database: empty for the default ($GEMMFORGE_DB, else $XDG_CACHE_HOME/gemmforge/gemmforge.db,
-  /// else ~/.cache/gemmforge/gemmforge.db); ":memory:" for a private one that is never saved.
+  /// else ~/.cache/gemmforge/gemmforge.db); ":memory:" for a private one that is never saved. A file
+  /// whose file or folder is not writable (a shared copy) is opened read-only and served as it is;
+  /// problems served untuned and compiled kernels then go to the per-user database
+  /// (~/.cache/gemmforge/gemmforge.db), whose results are consulted first, or are not recorded when that
+  /// cannot be written either (one warning says so).
   std::string database_path;
+  /// A read-only database consulted after database_path: a team's or a site's shared results. Empty for
+  /// $GEMMFORGE_SITE_DB, else none. One that cannot be read costs a warning, not the Runtime.
+  std::string site_database_path;
   /// CUDA device ordinal to serve; -1 for the device current on the constructing thread.
   int device = -1;
   /// Record problems served without an exact tuned result, so `gemmforge tune --from-misses` tunes them.

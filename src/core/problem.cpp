@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
@@ -79,19 +80,42 @@ int vector_alignment(const void* ptr, int64_t ld, int element_bytes) noexcept {
   return 1;
 }
 
-namespace {
+static_assert(kMaxDimension == std::numeric_limits<int32_t>::max());
 
-// Kernels index rows and columns with 32-bit integers and offsets with 64-bit ones.
-constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
-
-void check_dimension(const char* name, int64_t value) {
-  if (value < 0)
-    throw InvalidArgumentError(fmt::format("{} = {} is negative; sizes must be >= 0", name, value));
-  if (value > kMaxDimension) {
+void check_dimension(const char* name, int64_t value, int64_t min_value) {
+  if (value < min_value || value > kMaxDimension) {
     throw InvalidArgumentError(
-        fmt::format("{} = {} exceeds the largest supported size {}", name, value, kMaxDimension));
+        fmt::format("{} = {} is not a size in {}..{}", name, value, min_value, kMaxDimension));
   }
 }
+
+void check_kernel_problem(const KernelProblem& problem) {
+  for (auto [name, value] :
+       {std::pair{"m", problem.m}, std::pair{"n", problem.n}, std::pair{"k", problem.k}}) {
+    try {
+      check_dimension(name, value, 1);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(fmt::format("problem {}: {}", problem.to_string(), e.what()));
+    }
+  }
+  if (!output_allowed(problem.dtype, problem.c_dtype)) {
+    throw InvalidArgumentError(fmt::format("problem {}: {} operands cannot give a {} C", problem.to_string(),
+                                           to_string(problem.dtype), to_string(problem.c_dtype)));
+  }
+  // Alignments in elements: a vector of at most 16 bytes (1, 2 or 4 floats; up to 8 16-bit elements).
+  for (auto [name, value, dtype] : {std::tuple{"align_a", problem.align_a, problem.dtype},
+                                    std::tuple{"align_b", problem.align_b, problem.dtype},
+                                    std::tuple{"align_c", problem.align_c, problem.c_dtype}}) {
+    const int widest = 16 / element_bytes(dtype);
+    if (value < 1 || value > widest || (value & (value - 1)) != 0) {
+      const std::string allowed = widest == 4 ? "1, 2 or 4" : "1, 2, 4 or 8";
+      throw InvalidArgumentError(
+          fmt::format("problem {}: {} = {} is not {}", problem.to_string(), name, value, allowed));
+    }
+  }
+}
+
+namespace {
 
 void check_operand(const char* matrix, const char* ld_name, Order order, int64_t rows, int64_t cols,
                    const void* ptr, int64_t ld) {
@@ -128,9 +152,9 @@ void validate(const GemmCall& call) {
       throw InvalidArgumentError(fmt::format("{} = {} is neither N nor T", name, static_cast<int>(op)));
     }
   }
-  check_dimension("m", call.m);
-  check_dimension("n", call.n);
-  check_dimension("k", call.k);
+  check_dimension("m", call.m, 0);
+  check_dimension("n", call.n, 0);
+  check_dimension("k", call.k, 0);
   // Stored shapes: op(A) is m x k, so A itself is k x m when transposed; likewise for B.
   const bool ta = call.op_a == Op::kT;
   const bool tb = call.op_b == Op::kT;

@@ -61,6 +61,18 @@ int align_bytes(int elements, Dtype dtype) noexcept;
 /// Alignment in elements of `dtype` of an operand aligned to `bytes` bytes (at least 1).
 int align_elements(int bytes, Dtype dtype) noexcept;
 
+/// Largest m, n or k gemmforge accepts anywhere: kernels index rows and columns with 32-bit integers.
+inline constexpr int64_t kMaxDimension = 2147483647;
+
+/// The one size check of every entry point (C and C++ APIs, CLI shapes, imports, the database): throws
+/// InvalidArgumentError "<name> = <value> is not a size in <min_value>..2147483647" unless it is one.
+/// min_value is 0 where a call may be empty (the APIs), 1 where a kernel must run (problems).
+void check_dimension(const char* name, int64_t value, int64_t min_value);
+
+/// Throws InvalidArgumentError naming the problem unless m, n, k are in 1..kMaxDimension, C's type is one its
+/// operands may give (output_allowed) and every alignment is a power of two of at most 16 bytes.
+void check_kernel_problem(const KernelProblem& problem);
+
 /// Parses "nn", "nt", "tn", "tt" into (a_trans, b_trans) of a row-major problem.
 void parse_layout(const std::string& text, bool& a_trans, bool& b_trans);
 

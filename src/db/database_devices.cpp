@@ -2,8 +2,10 @@
 // name.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include "db/database.hpp"
+#include "db/record_checks.hpp"
 #include "db/sql.hpp"
 #include "gemmforge/error.hpp"
 
@@ -40,6 +42,14 @@ DeviceRecord read_device(const SQLite::Statement& row) {
   d.nvrtc_version = row.getColumn("nvrtc_version").getString();
   record.first_seen = row.getColumn("first_seen").getString();
   record.last_seen = row.getColumn("last_seen").getString();
+  // A stored value that breaks its meaning was not written by gemmforge: the file is damaged.
+  Fault fault = device_fault(d);
+  if (!fault && !is_timestamp(record.first_seen)) fault = {"first_seen", "is not a UTC time"};
+  if (!fault && !is_timestamp(record.last_seen)) fault = {"last_seen", "is not a UTC time"};
+  if (fault) {
+    throw SQLite::Exception(
+        fmt::format("device {} ({}): {}: {}", record.id, d.name, fault.field, fault.message), SQLITE_CORRUPT);
+  }
   return record;
 }
 
@@ -51,8 +61,14 @@ std::vector<DeviceRecord> read_devices(SQLite::Statement& query) {
 
 }  // namespace
 
-int64_t Database::store_device(const DeviceInfo& d) {
-  if (d.name.empty()) throw InvalidArgumentError("a device needs a name to be stored");
+int64_t Database::store_device(const DeviceInfo& d, const std::string& first_seen,
+                               const std::string& last_seen) {
+  DeviceInfo keyed = d;
+  keyed.uuid = device_key(d);
+  if (const Fault fault = device_fault(keyed)) {
+    throw InvalidArgumentError(
+        fmt::format("device '{}' cannot be stored: {}: {}", d.name, fault.field, fault.message));
+  }
   // Everything but first_seen is refreshed: clocks, driver and NVRTC change with the machine's software.
   SQLite::Statement upsert(connection(), R"sql(
     INSERT INTO devices (name, uuid, pci_bus_id, cc_major, cc_minor, sm_count, memory_bytes, smem_per_block,
@@ -62,7 +78,7 @@ int64_t Database::store_device(const DeviceInfo& d) {
     VALUES (:name, :uuid, :pci_bus_id, :cc_major, :cc_minor, :sm_count, :memory_bytes, :smem_per_block,
             :smem_per_block_optin, :smem_per_sm, :regs_per_block, :regs_per_sm, :max_threads_per_block,
             :max_threads_per_sm, :max_blocks_per_sm, :warp_size, :l2_bytes, :clock_khz, :memory_clock_khz,
-            :memory_bus_width, :driver_version, :runtime_version, :nvrtc_version, :now, :now)
+            :memory_bus_width, :driver_version, :runtime_version, :nvrtc_version, :first_seen, :last_seen)
     ON CONFLICT (uuid) DO UPDATE SET
       name = excluded.name, pci_bus_id = excluded.pci_bus_id, cc_major = excluded.cc_major,
       cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, memory_bytes = excluded.memory_bytes,
@@ -73,7 +89,8 @@ int64_t Database::store_device(const DeviceInfo& d) {
       warp_size = excluded.warp_size, l2_bytes = excluded.l2_bytes, clock_khz = excluded.clock_khz,
       memory_clock_khz = excluded.memory_clock_khz, memory_bus_width = excluded.memory_bus_width,
       driver_version = excluded.driver_version, runtime_version = excluded.runtime_version,
-      nvrtc_version = excluded.nvrtc_version, last_seen = excluded.last_seen
+      nvrtc_version = excluded.nvrtc_version, last_seen = excluded.last_seen,
+      first_seen = min(first_seen, excluded.first_seen)
     RETURNING id
   )sql");
   upsert.bind(":name", d.name);
@@ -99,7 +116,9 @@ int64_t Database::store_device(const DeviceInfo& d) {
   upsert.bind(":driver_version", d.driver_version);
   upsert.bind(":runtime_version", d.runtime_version);
   upsert.bind(":nvrtc_version", d.nvrtc_version);
-  upsert.bind(":now", sql::utc_now());
+  const std::string now = first_seen.empty() || last_seen.empty() ? sql::utc_now() : std::string();
+  upsert.bind(":first_seen", first_seen.empty() ? now : first_seen);
+  upsert.bind(":last_seen", last_seen.empty() ? now : last_seen);
   upsert.executeStep();
   return upsert.getColumn(0).getInt64();
 }
@@ -108,6 +127,19 @@ int64_t Database::upsert_device(const DeviceInfo& device) {
   return sql::guarded(path_, "store a device", [&] {
     WriteTransaction transaction(*this);
     const int64_t id = store_device(device);
+    transaction.commit();
+    return id;
+  });
+}
+
+int64_t Database::store_device_record(const DeviceRecord& record) {
+  if (!is_timestamp(record.first_seen) || !is_timestamp(record.last_seen)) {
+    throw InvalidArgumentError(
+        fmt::format("device '{}' has no valid first_seen and last_seen times", record.info.name));
+  }
+  return sql::guarded(path_, "store a device", [&] {
+    WriteTransaction transaction(*this);
+    const int64_t id = store_device(record.info, record.first_seen, record.last_seen);
     transaction.commit();
     return id;
   });

@@ -2,11 +2,13 @@
 // same transaction, so a reader never sees a best that disagrees with the trials.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <cmath>
 #include <string>
 
 #include "db/database.hpp"
+#include "db/record_checks.hpp"
 #include "db/sql.hpp"
 #include "db/version.hpp"
 #include "gemmforge/error.hpp"
@@ -27,7 +29,7 @@ constexpr const char* kSelectTrials = R"sql(
          t.registers AS registers, t.smem_bytes AS smem_bytes, t.spill_bytes AS spill_bytes,
          t.occupancy_blocks AS occupancy_blocks, t.occupancy_pct AS occupancy_pct, t.compile_ms AS compile_ms,
          t.rel_error AS rel_error, t.created_at AS created_at, t.gemmforge_version AS gemmforge_version,
-         d.uuid AS device_uuid, b.trial_id IS NOT NULL AS is_best
+         t.servable AS servable, d.uuid AS device_uuid, b.trial_id IS NOT NULL AS is_best
   FROM trials t
   JOIN problems p ON p.id = t.problem_id
   JOIN templates tp ON tp.id = t.template_id
@@ -69,8 +71,15 @@ TrialRecord read_trial(const SQLite::Statement& row) {
   t.rel_error = sql::optional_double(row.getColumn("rel_error"));
   t.created_at = row.getColumn("created_at").getString();
   t.gemmforge_version = row.getColumn("gemmforge_version").getString();
+  t.servable = row.getColumn("servable").getInt() != 0;
   t.device_uuid = row.getColumn("device_uuid").getString();
   t.is_best = row.getColumn("is_best").getInt() != 0;
+  // A stored value that breaks its meaning was not written by gemmforge: the file is damaged.
+  if (const Fault fault = trial_fault(t)) {
+    throw SQLite::Exception(fmt::format("trial {} ({} {} on {}): {}: {}", t.id, t.template_name, t.config_key,
+                                        t.problem.to_string(), fault.field, fault.message),
+                            SQLITE_CORRUPT);
+  }
   return t;
 }
 
@@ -81,15 +90,9 @@ std::vector<TrialRecord> read_trials(SQLite::Statement& query) {
 }
 
 void check_trial(const TrialRecord& trial) {
-  if (trial.config_key.empty()) {
-    throw InvalidArgumentError(fmt::format("a trial of '{}' on {} has an empty config key",
-                                           trial.template_name, trial.problem.to_string()));
-  }
-  if (trial.status != TrialStatus::kOk) return;
-  if (!trial.time_median_ms || !std::isfinite(*trial.time_median_ms) || *trial.time_median_ms <= 0) {
-    throw InvalidArgumentError(
-        fmt::format("trial {} {} on {} has status ok but no finite, positive median time",
-                    trial.template_name, trial.config_key, trial.problem.to_string()));
+  if (const Fault fault = trial_fault(trial)) {
+    throw InvalidArgumentError(fmt::format("trial {} {} on {}: {}: {}", trial.template_name, trial.config_key,
+                                           trial.problem.to_string(), fault.field, fault.message));
   }
 }
 
@@ -98,40 +101,67 @@ struct CurrentBest {
   double time_median_ms = 0;
 };
 
-std::optional<CurrentBest> current_best(SQLite::Database& db, int64_t device_id, int64_t problem_id) {
-  SQLite::Statement query(db, R"sql(
-    SELECT b.trial_id, t.time_median_ms FROM best b JOIN trials t ON t.id = b.trial_id
-    WHERE b.device_id = :device_id AND b.problem_id = :problem_id
-  )sql");
-  query.bind(":device_id", device_id);
-  query.bind(":problem_id", problem_id);
-  if (!query.executeStep()) return std::nullopt;
-  return CurrentBest{query.getColumn(0).getInt64(), query.getColumn(1).getDouble()};
-}
+constexpr const char* kCurrentBest = R"sql(
+  SELECT b.trial_id, t.time_median_ms FROM best b JOIN trials t ON t.id = b.trial_id
+  WHERE b.device_id = :device_id AND b.problem_id = :problem_id
+)sql";
 
-int64_t store_trial_row(SQLite::Database& db, const TrialRecord& trial, int64_t problem_id,
-                        int64_t template_id) {
-  // An upsert, not INSERT OR REPLACE: the row keeps its id, which `best` may point at.
-  SQLite::Statement upsert(db, R"sql(
-    INSERT INTO trials (run_id, device_id, problem_id, template_id, config_key, status, reason, time_median_ms,
-                        time_min_ms, time_max_ms, repetitions, cublas_ms, tflops, ratio_vs_cublas, registers,
-                        smem_bytes, spill_bytes, occupancy_blocks, occupancy_pct, compile_ms, rel_error, created_at,
-                        gemmforge_version)
-    VALUES (:run_id, :device_id, :problem_id, :template_id, :config_key, :status, :reason, :time_median_ms,
-            :time_min_ms, :time_max_ms, :repetitions, :cublas_ms, :tflops, :ratio_vs_cublas, :registers,
-            :smem_bytes, :spill_bytes, :occupancy_blocks, :occupancy_pct, :compile_ms, :rel_error, :created_at,
-            :gemmforge_version)
-    ON CONFLICT (device_id, problem_id, template_id, config_key) DO UPDATE SET
-      run_id = excluded.run_id, status = excluded.status, reason = excluded.reason,
-      time_median_ms = excluded.time_median_ms, time_min_ms = excluded.time_min_ms,
-      time_max_ms = excluded.time_max_ms, repetitions = excluded.repetitions, cublas_ms = excluded.cublas_ms,
-      tflops = excluded.tflops, ratio_vs_cublas = excluded.ratio_vs_cublas, registers = excluded.registers,
-      smem_bytes = excluded.smem_bytes, spill_bytes = excluded.spill_bytes,
-      occupancy_blocks = excluded.occupancy_blocks, occupancy_pct = excluded.occupancy_pct,
-      compile_ms = excluded.compile_ms, rel_error = excluded.rel_error, created_at = excluded.created_at,
-      gemmforge_version = excluded.gemmforge_version
-    RETURNING id
-  )sql");
+// An upsert, not INSERT OR REPLACE: the row keeps its id, which `best` may point at.
+constexpr const char* kUpsertTrial = R"sql(
+  INSERT INTO trials (run_id, device_id, problem_id, template_id, config_key, status, reason, time_median_ms,
+                      time_min_ms, time_max_ms, repetitions, cublas_ms, tflops, ratio_vs_cublas, registers,
+                      smem_bytes, spill_bytes, occupancy_blocks, occupancy_pct, compile_ms, rel_error, created_at,
+                      gemmforge_version, servable)
+  VALUES (:run_id, :device_id, :problem_id, :template_id, :config_key, :status, :reason, :time_median_ms,
+          :time_min_ms, :time_max_ms, :repetitions, :cublas_ms, :tflops, :ratio_vs_cublas, :registers,
+          :smem_bytes, :spill_bytes, :occupancy_blocks, :occupancy_pct, :compile_ms, :rel_error, :created_at,
+          :gemmforge_version, :servable)
+  ON CONFLICT (device_id, problem_id, template_id, config_key) DO UPDATE SET
+    run_id = excluded.run_id, status = excluded.status, reason = excluded.reason,
+    time_median_ms = excluded.time_median_ms, time_min_ms = excluded.time_min_ms,
+    time_max_ms = excluded.time_max_ms, repetitions = excluded.repetitions, cublas_ms = excluded.cublas_ms,
+    tflops = excluded.tflops, ratio_vs_cublas = excluded.ratio_vs_cublas, registers = excluded.registers,
+    smem_bytes = excluded.smem_bytes, spill_bytes = excluded.spill_bytes,
+    occupancy_blocks = excluded.occupancy_blocks, occupancy_pct = excluded.occupancy_pct,
+    compile_ms = excluded.compile_ms, rel_error = excluded.rel_error, created_at = excluded.created_at,
+    gemmforge_version = excluded.gemmforge_version, servable = excluded.servable
+)sql";
+
+// The id after the upsert, by the unique key (RETURNING would cost a temporary table per statement).
+constexpr const char* kTrialId = R"sql(
+  SELECT id FROM trials
+  WHERE device_id = :device_id AND problem_id = :problem_id AND template_id = :template_id
+    AND config_key = :config_key
+)sql";
+
+constexpr const char* kUpsertBest = R"sql(
+  INSERT INTO best (device_id, problem_id, trial_id) VALUES (:device_id, :problem_id, :trial_id)
+  ON CONFLICT (device_id, problem_id) DO UPDATE SET trial_id = excluded.trial_id
+)sql";
+
+constexpr const char* kFastestServable = R"sql(
+  SELECT id FROM trials
+  WHERE device_id = :device_id AND problem_id = :problem_id AND status = 'ok' AND servable = 1
+    AND time_median_ms IS NOT NULL AND template_id NOT IN (SELECT id FROM templates WHERE name = :vendor)
+  ORDER BY time_median_ms, id LIMIT 1
+)sql";
+
+constexpr const char* kTrialIdByTemplate = R"sql(
+  SELECT t.id FROM trials t JOIN templates tp ON tp.id = t.template_id
+  WHERE t.device_id = :device_id AND t.problem_id = :problem_id AND tp.name = :name AND tp.source_hash = :hash
+    AND t.config_key = :config_key
+)sql";
+
+// Deterministic orders: by problem, ok trials fastest first, the rest after; ties and failures by template,
+// source and config, never by row id, so that equal contents list equally.
+constexpr const char* kTrialOrder = R"sql(
+  ORDER BY p.dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c,
+           t.status <> 'ok', CASE WHEN t.status = 'ok' THEN t.time_median_ms END, tp.name, tp.source_hash,
+           t.config_key
+)sql";
+
+void store_trial_row(SQLite::Statement& upsert, const TrialRecord& trial, int64_t problem_id,
+                     int64_t template_id) {
   sql::bind_optional(upsert, ":run_id", trial.run_id);
   upsert.bind(":device_id", trial.device_id);
   upsert.bind(":problem_id", problem_id);
@@ -156,17 +186,15 @@ int64_t store_trial_row(SQLite::Database& db, const TrialRecord& trial, int64_t 
   upsert.bind(":created_at", trial.created_at.empty() ? sql::utc_now() : trial.created_at);
   upsert.bind(":gemmforge_version",
               trial.gemmforge_version.empty() ? std::string(gemmforge_version()) : trial.gemmforge_version);
-  upsert.executeStep();
-  return upsert.getColumn(0).getInt64();
+  upsert.bind(":servable", trial.servable ? 1 : 0);
+  upsert.exec();
 }
 
 }  // namespace
 
 void Database::store_best(const BestRecord& best) {
-  SQLite::Statement upsert(connection(), R"sql(
-    INSERT INTO best (device_id, problem_id, trial_id) VALUES (:device_id, :problem_id, :trial_id)
-    ON CONFLICT (device_id, problem_id) DO UPDATE SET trial_id = excluded.trial_id
-  )sql");
+  SQLite::Statement& upsert = cached(kUpsertBest);
+  sql::ResetOnExit done(upsert);
   upsert.bind(":device_id", best.device_id);
   upsert.bind(":problem_id", best.problem_id);
   upsert.bind(":trial_id", best.trial_id);
@@ -174,17 +202,17 @@ void Database::store_best(const BestRecord& best) {
 }
 
 void Database::elect_fastest(int64_t device_id, int64_t problem_id) {
-  SQLite::Statement fastest(connection(), R"sql(
-    SELECT id FROM trials
-    WHERE device_id = :device_id AND problem_id = :problem_id AND status = 'ok' AND time_median_ms IS NOT NULL
-      AND template_id NOT IN (SELECT id FROM templates WHERE name = :vendor)
-    ORDER BY time_median_ms, id LIMIT 1
-  )sql");
-  fastest.bind(":device_id", device_id);
-  fastest.bind(":problem_id", problem_id);
-  fastest.bind(":vendor", kVendorTemplate);
-  if (fastest.executeStep()) {
-    store_best({device_id, problem_id, fastest.getColumn(0).getInt64()});
+  SQLite::Statement& fastest = cached(kFastestServable);
+  std::optional<int64_t> found;
+  {
+    sql::ResetOnExit done(fastest);
+    fastest.bind(":device_id", device_id);
+    fastest.bind(":problem_id", problem_id);
+    fastest.bind(":vendor", kVendorTemplate);
+    if (fastest.executeStep()) found = fastest.getColumn(0).getInt64();
+  }
+  if (found) {
+    store_best({device_id, problem_id, *found});
     return;
   }
   SQLite::Statement remove(connection(),
@@ -201,19 +229,42 @@ int64_t Database::record_trial(const TrialRecord& trial, BestUpdate update) {
     const int64_t problem_id = store_problem(trial.problem);
     const int64_t template_id = store_template(trial.template_name, trial.template_hash);
     // Read before the upsert: the upsert may overwrite the best trial's own time.
-    const std::optional<CurrentBest> previous = current_best(connection(), trial.device_id, problem_id);
-    const int64_t id = store_trial_row(connection(), trial, problem_id, template_id);
+    std::optional<CurrentBest> previous;
+    {
+      SQLite::Statement& query = cached(kCurrentBest);
+      sql::ResetOnExit done(query);
+      query.bind(":device_id", trial.device_id);
+      query.bind(":problem_id", problem_id);
+      if (query.executeStep())
+        previous = CurrentBest{query.getColumn(0).getInt64(), query.getColumn(1).getDouble()};
+    }
+    {
+      SQLite::Statement& upsert = cached(kUpsertTrial);
+      sql::ResetOnExit done(upsert);
+      store_trial_row(upsert, trial, problem_id, template_id);
+    }
+    int64_t id = 0;
+    {
+      SQLite::Statement& query = cached(kTrialId);
+      sql::ResetOnExit done(query);
+      query.bind(":device_id", trial.device_id);
+      query.bind(":problem_id", problem_id);
+      query.bind(":template_id", template_id);
+      query.bind(":config_key", trial.config_key);
+      query.executeStep();
+      id = query.getColumn(0).getInt64();
+    }
     if (trial.template_name == kVendorTemplate) {  // a yardstick, never served from the best table
       transaction.commit();
       return id;
     }
-    const bool ok = trial.status == TrialStatus::kOk;
+    const bool ok = trial.status == TrialStatus::kOk && trial.servable;
     const BestRecord mine{trial.device_id, problem_id, id};
     if (previous && previous->trial_id == id) {
       // The best trial itself was re-measured: a failure or (when speed decides) a slower time hands the
       // title to the fastest remaining ok trial, which may still be this one.
       if (!ok || update == BestUpdate::kIfFaster) elect_fastest(trial.device_id, problem_id);
-    } else if (ok) {
+    } else if (ok && update != BestUpdate::kNever) {
       const bool wins = !previous || update == BestUpdate::kAlways ||
                         (update == BestUpdate::kIfFaster && *trial.time_median_ms < previous->time_median_ms);
       if (wins) store_best(mine);
@@ -336,6 +387,103 @@ std::vector<TrialRecord> Database::top_trials(int64_t device_id, int64_t problem
     query.bind(":problem_id", problem_id);
     query.bind(":k", k);
     return read_trials(query);
+  });
+}
+
+void Database::for_each_trial(int64_t device_id, bool best_only,
+                              const std::function<void(const TrialRecord&)>& visit) const {
+  sql::guarded(path_, "read trials", [&] {
+    SQLite::Statement query(connection(),
+                            std::string(kSelectTrials) +
+                                (best_only ? "WHERE b.trial_id IS NOT NULL AND t.device_id = :device_id"
+                                           : "WHERE t.device_id = :device_id") +
+                                kTrialOrder);
+    query.bind(":device_id", device_id);
+    while (query.executeStep()) visit(read_trial(query));
+  });
+}
+
+int64_t Database::count_trials(int64_t device_id, bool best_only) const {
+  return sql::guarded(path_, "count trials", [&] {
+    SQLite::Statement query(connection(), best_only
+                                              ? "SELECT count(*) FROM best WHERE device_id = :device_id"
+                                              : "SELECT count(*) FROM trials WHERE device_id = :device_id");
+    query.bind(":device_id", device_id);
+    query.executeStep();
+    return query.getColumn(0).getInt64();
+  });
+}
+
+std::optional<TrialRecord> Database::find_trial(int64_t device_id, const KernelProblem& problem,
+                                                const std::string& template_name,
+                                                const std::string& template_hash,
+                                                const std::string& config_key) const {
+  return sql::guarded(path_, "look up a trial", [&]() -> std::optional<TrialRecord> {
+    const std::optional<int64_t> problem_id = find_problem(problem);
+    if (!problem_id) return std::nullopt;
+    SQLite::Statement query(connection(), trial_query(R"sql(
+      WHERE t.device_id = :device_id AND t.problem_id = :problem_id AND tp.name = :name
+        AND tp.source_hash = :hash AND t.config_key = :config_key
+    )sql"));
+    query.bind(":device_id", device_id);
+    query.bind(":problem_id", *problem_id);
+    query.bind(":name", template_name);
+    query.bind(":hash", template_hash);
+    query.bind(":config_key", config_key);
+    if (!query.executeStep()) return std::nullopt;
+    return read_trial(query);
+  });
+}
+
+std::optional<int64_t> Database::trial_id(int64_t device_id, const KernelProblem& problem,
+                                          const std::string& template_name, const std::string& template_hash,
+                                          const std::string& config_key) const {
+  return sql::guarded(path_, "look up a trial", [&]() -> std::optional<int64_t> {
+    const std::optional<int64_t> problem_id = find_problem(problem);
+    if (!problem_id) return std::nullopt;
+    SQLite::Statement& query = cached(kTrialIdByTemplate);
+    sql::ResetOnExit done(query);
+    query.bind(":device_id", device_id);
+    query.bind(":problem_id", *problem_id);
+    query.bind(":name", template_name);
+    query.bind(":hash", template_hash);
+    query.bind(":config_key", config_key);
+    if (!query.executeStep()) return std::nullopt;
+    return query.getColumn(0).getInt64();
+  });
+}
+
+std::optional<double> Database::best_time_ms(int64_t device_id, const KernelProblem& problem) const {
+  return sql::guarded(path_, "read a best time", [&]() -> std::optional<double> {
+    const std::optional<int64_t> problem_id = find_problem(problem);
+    if (!problem_id) return std::nullopt;
+    SQLite::Statement& query = cached(kCurrentBest);
+    sql::ResetOnExit done(query);
+    query.bind(":device_id", device_id);
+    query.bind(":problem_id", *problem_id);
+    if (!query.executeStep()) return std::nullopt;
+    return query.getColumn(1).getDouble();
+  });
+}
+
+void Database::elect_verified_bests(double error_bound) {
+  sql::guarded(path_, "elect the best configs", [&] {
+    WriteTransaction transaction(*this);
+    connection().exec("DELETE FROM best");
+    SQLite::Statement elect(connection(), R"sql(
+      INSERT INTO best (device_id, problem_id, trial_id)
+      SELECT device_id, problem_id, id FROM (
+        SELECT t.device_id AS device_id, t.problem_id AS problem_id, t.id AS id,
+               row_number() OVER (PARTITION BY t.device_id, t.problem_id
+                                  ORDER BY t.time_median_ms, tp.name, t.config_key, tp.source_hash) AS rank
+        FROM trials t JOIN templates tp ON tp.id = t.template_id
+        WHERE t.status = 'ok' AND t.servable = 1 AND t.time_median_ms IS NOT NULL AND t.rel_error IS NOT NULL
+          AND t.rel_error <= :bound)
+      WHERE rank = 1
+    )sql");
+    elect.bind(":bound", error_bound);
+    elect.exec();
+    transaction.commit();
   });
 }
 

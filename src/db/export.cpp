@@ -1,7 +1,10 @@
-// Exporting a database: the JSON document import_json reads, and a CSV table for spreadsheets and pandas.
+// Exporting a database: the JSON document an Importer reads, and a CSV table for spreadsheets and pandas,
+// both written one row at a time.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
 
 #include "core/dtype.hpp"
 #include "db/exchange.hpp"
@@ -26,12 +29,6 @@ std::vector<DeviceRecord> selected_devices(const Database& database, const Expor
                                     *options.device, known.empty() ? "no device at all" : known));
   }
   return devices;
-}
-
-// The trials an export holds: every one with all_trials, else the best of each problem.
-std::vector<TrialRecord> selected_trials(const Database& database, const DeviceRecord& device,
-                                         bool all_trials) {
-  return all_trials ? database.trials(device.id) : database.best_for_device(device.id);
 }
 
 nlohmann::json device_json(const DeviceRecord& record) {
@@ -104,54 +101,129 @@ void append_csv_optional(std::string& out, const std::optional<T>& value) {
   if (value) out += fmt::format("{}", *value);
 }
 
-}  // namespace
-
-nlohmann::json export_json(const Database& database, const ExportOptions& options) {
-  nlohmann::json devices = nlohmann::json::array();
-  nlohmann::json results = nlohmann::json::array();
-  nlohmann::json trials = nlohmann::json::array();
-  for (const DeviceRecord& device : selected_devices(database, options)) {
-    devices.push_back(device_json(device));
-    for (const TrialRecord& best : database.best_for_device(device.id))
-      results.push_back(entry_json(best, false));
-    if (options.all_trials) {
-      for (const TrialRecord& trial : database.trials(device.id)) trials.push_back(entry_json(trial, true));
-    }
+// Reports progress every so many entries, and at the end.
+class Counter {
+ public:
+  Counter(const Progress& progress, int64_t total) : progress_(progress), total_(total) {}
+  void step() {
+    if (++done_ % 4096 == 0 && progress_) progress_(done_, total_);
   }
-  nlohmann::json document = {{"format", kExportFormat},
-                             {"format_version", kExportFormatVersion},
-                             {"gemmforge_version", gemmforge_version()},
-                             {"exported_at", sql::utc_now()},
-                             {"devices", std::move(devices)},
-                             {"results", std::move(results)}};
-  if (options.all_trials) document["trials"] = std::move(trials);
-  return document;
+  void end() const {
+    if (progress_) progress_(done_, total_);
+  }
+
+ private:
+  const Progress& progress_;
+  int64_t total_;
+  int64_t done_ = 0;
+};
+
+int64_t count(const Database& database, const std::vector<DeviceRecord>& devices, bool all_trials) {
+  int64_t total = 0;
+  for (const DeviceRecord& device : devices) {
+    total += database.count_trials(device.id, true);
+    if (all_trials) total += database.count_trials(device.id, false);
+  }
+  return total;
 }
 
-std::string export_csv(const Database& database, const ExportOptions& options) {
-  std::string out =
+void check_stream(const std::ostream& out) {
+  if (!out) throw InvalidArgumentError("the export could not be written (disk full or output closed)");
+}
+
+}  // namespace
+
+ExportSummary write_export_json(const Database& database, std::ostream& out, const ExportOptions& options,
+                                const Progress& progress) {
+  const std::vector<DeviceRecord> devices = selected_devices(database, options);
+  Counter counter(progress, count(database, devices, options.all_trials));
+  ExportSummary summary;
+  // The header first, so that a reader knows what it reads before the entries; one entry per line.
+  out << "{\"format\": " << nlohmann::json(kExportFormat).dump()
+      << ", \"format_version\": " << kExportFormatVersion
+      << ", \"gemmforge_version\": " << nlohmann::json(gemmforge_version()).dump()
+      << ", \"exported_at\": " << nlohmann::json(sql::utc_now()).dump() << ",\n\"devices\": [";
+  for (const DeviceRecord& device : devices) {
+    out << (summary.devices++ == 0 ? "\n" : ",\n") << device_json(device).dump();
+  }
+  out << "\n],\n\"results\": [";
+  for (const DeviceRecord& device : devices) {
+    database.for_each_trial(device.id, true, [&](const TrialRecord& best) {
+      out << (summary.results++ == 0 ? "\n" : ",\n") << entry_json(best, false).dump();
+      counter.step();
+    });
+    check_stream(out);
+  }
+  out << "\n]";
+  if (options.all_trials) {
+    out << ",\n\"trials\": [";
+    for (const DeviceRecord& device : devices) {
+      database.for_each_trial(device.id, false, [&](const TrialRecord& trial) {
+        out << (summary.trials++ == 0 ? "\n" : ",\n") << entry_json(trial, true).dump();
+        counter.step();
+      });
+      check_stream(out);
+    }
+    out << "\n]";
+  }
+  out << "}\n";
+  out.flush();
+  check_stream(out);
+  counter.end();
+  return summary;
+}
+
+ExportSummary write_export_csv(const Database& database, std::ostream& out, const ExportOptions& options,
+                               const Progress& progress) {
+  const std::vector<DeviceRecord> devices = selected_devices(database, options);
+  int64_t total = 0;
+  for (const DeviceRecord& device : devices) total += database.count_trials(device.id, !options.all_trials);
+  Counter counter(progress, total);
+  ExportSummary summary;
+  std::string header =
       "device_uuid,device_name,dtype,layout,m,n,k,align_a,align_b,align_c,template,template_hash,config,"
-      "status,"
-      "reason,is_best";
-  for (const fields::MeasurementReal& spec : fields::kMeasurementReals) out += fmt::format(",{}", spec.name);
-  for (const fields::MeasurementInt& spec : fields::kMeasurementInts) out += fmt::format(",{}", spec.name);
-  out += ",created_at,gemmforge_version\r\n";
-  for (const DeviceRecord& device : selected_devices(database, options)) {
-    for (const TrialRecord& t : selected_trials(database, device, options.all_trials)) {
+      "status,reason,is_best";
+  for (const fields::MeasurementReal& spec : fields::kMeasurementReals)
+    header += fmt::format(",{}", spec.name);
+  for (const fields::MeasurementInt& spec : fields::kMeasurementInts) header += fmt::format(",{}", spec.name);
+  out << header << ",created_at,gemmforge_version\r\n";
+  std::string line;
+  for (const DeviceRecord& device : devices) {
+    ++summary.devices;
+    database.for_each_trial(device.id, !options.all_trials, [&](const TrialRecord& t) {
       const KernelProblem& p = t.problem;
-      out +=
+      line =
           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(t.device_uuid),
                       csv_field(device.info.name), p.type_name(), p.layout(), p.m, p.n, p.k, p.align_a,
                       p.align_b, p.align_c, csv_field(t.template_name), csv_field(t.template_hash),
                       csv_field(t.config_key), to_string(t.status), csv_field(t.reason), t.is_best ? 1 : 0);
       for (const fields::MeasurementReal& spec : fields::kMeasurementReals)
-        append_csv_optional(out, t.*spec.member);
+        append_csv_optional(line, t.*spec.member);
       for (const fields::MeasurementInt& spec : fields::kMeasurementInts)
-        append_csv_optional(out, t.*spec.member);
-      out += fmt::format(",{},{}\r\n", csv_field(t.created_at), csv_field(t.gemmforge_version));
-    }
+        append_csv_optional(line, t.*spec.member);
+      line += fmt::format(",{},{}\r\n", csv_field(t.created_at), csv_field(t.gemmforge_version));
+      out << line;
+      ++(t.is_best ? summary.results : summary.trials);
+      counter.step();
+    });
+    check_stream(out);
   }
-  return out;
+  out.flush();
+  check_stream(out);
+  counter.end();
+  return summary;
+}
+
+nlohmann::json export_json(const Database& database, const ExportOptions& options) {
+  std::ostringstream text;
+  write_export_json(database, text, options);
+  return nlohmann::json::parse(text.str());
+}
+
+std::string export_csv(const Database& database, const ExportOptions& options) {
+  std::ostringstream text;
+  write_export_csv(database, text, options);
+  return text.str();
 }
 
 }  // namespace gemmforge::db

@@ -1,42 +1,30 @@
-// Validation of import documents: every member typed, bounded and cross-checked, each config passed to the
-// caller's validator, so that applying the document afterwards cannot fail on its content.
+// Validation of the entries of import documents, so that applying them afterwards cannot fail on their
+// content.
 #include "db/import_document.hpp"
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/config.hpp"
 #include "core/dtype.hpp"
 #include "db/exchange_fields.hpp"
-#include "db/json_field.hpp"
+#include "db/record_checks.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::db {
 
 namespace {
 
-DeviceInfo parse_device(const JsonField& entry) {
-  entry.object();
-  DeviceInfo device;
-  device.uuid = entry.at("uuid").text();
-  device.name = entry.at("name").text();
-  if (auto field = entry.find("pci_bus_id")) device.pci_bus_id = field->text(kMaxText, true);
-  if (auto field = entry.find("nvrtc_version")) device.nvrtc_version = field->text(kMaxText, true);
-  if (auto field = entry.find("memory_bytes")) {
-    device.total_memory = field->integer(0, std::numeric_limits<int64_t>::max(), "a byte count");
-  }
-  for (const fields::DeviceInt& spec : fields::kDeviceInts) {
-    const std::optional<JsonField> field =
-        spec.required ? std::optional<JsonField>(entry.at(spec.name)) : entry.find(spec.name);
-    if (field) device.*spec.member = static_cast<int>(field->integer(0, spec.max, "a count"));
-  }
-  return device;
+[[noreturn]] void fail_at(const JsonField& entry, const Fault& fault) {
+  throw InvalidArgumentError(fmt::format("{}.{}: {}", entry.path(), fault.field, fault.message));
 }
 
 KernelProblem parse_problem(const JsonField& field) {
-  field.object();
+  field.only({"dtype", "c_dtype", "layout", "m", "n", "k", "align_a", "align_b", "align_c"});
   KernelProblem problem;
   const JsonField dtype = field.at("dtype");
   try {
@@ -58,14 +46,14 @@ KernelProblem parse_problem(const JsonField& field) {
     }
   }
   const JsonField layout = field.at("layout");
-  const std::string text = layout.text();
+  const std::string text = layout.text(8);
   if (text != "nn" && text != "nt" && text != "tn" && text != "tt") {
     layout.fail(fmt::format("{} is not a layout; expected \"nn\", \"nt\", \"tn\" or \"tt\"", layout.shown()));
   }
   parse_layout(text, problem.a_trans, problem.b_trans);
-  problem.m = field.at("m").integer(1, fields::kMaxInt32, "a size");
-  problem.n = field.at("n").integer(1, fields::kMaxInt32, "a size");
-  problem.k = field.at("k").integer(1, fields::kMaxInt32, "a size");
+  problem.m = field.at("m").integer(1, kMaxDimension, "a size");
+  problem.n = field.at("n").integer(1, kMaxDimension, "a size");
+  problem.k = field.at("k").integer(1, kMaxDimension, "a size");
   // Alignments in elements of their operand: a power of two, of at most 16 bytes.
   for (auto [name, member, type] : {std::tuple{"align_a", &KernelProblem::align_a, problem.dtype},
                                     std::tuple{"align_b", &KernelProblem::align_b, problem.dtype},
@@ -81,31 +69,127 @@ KernelProblem parse_problem(const JsonField& field) {
   return problem;
 }
 
+// Types only: the ranges are trial_fault's, shared with rows read back from a database.
 void parse_measurement(const JsonField& field, TrialRecord& trial) {
   field.object();
+  for (const auto& [key, value] : field.value().items()) {
+    bool known = false;
+    for (const fields::MeasurementReal& spec : fields::kMeasurementReals) known = known || key == spec.name;
+    for (const fields::MeasurementInt& spec : fields::kMeasurementInts) known = known || key == spec.name;
+    if (!known) field.fail(fmt::format("unknown member \"{}\"; it is no measurement gemmforge records", key));
+  }
   for (const fields::MeasurementReal& spec : fields::kMeasurementReals) {
-    if (auto value = field.find(spec.name)) trial.*spec.member = value->number(0, spec.max, spec.meaning);
+    if (auto value = field.find(spec.name)) {
+      if (!value->value().is_number()) value->fail(fmt::format("{} is not a number", value->shown()));
+      const double number = value->value().get<double>();
+      if (!std::isfinite(number))
+        value->fail(fmt::format("{} is not {}: it is not finite", value->shown(), spec.meaning));
+      trial.*spec.member = number;
+    }
   }
   for (const fields::MeasurementInt& spec : fields::kMeasurementInts) {
-    if (auto value = field.find(spec.name))
-      trial.*spec.member = value->integer(spec.min, spec.max, spec.meaning);
+    if (auto value = field.find(spec.name)) {
+      trial.*spec.member = value->integer(std::numeric_limits<int64_t>::min(),
+                                          std::numeric_limits<int64_t>::max(), spec.meaning);
+    }
   }
 }
 
-// A member of "results" (is_result: an ok measurement is required) or of "trials".
-ImportedTrial parse_entry(const JsonField& entry, bool is_result, const std::set<std::string>& device_uuids,
-                          const ConfigValidator& validate) {
-  entry.object();
+}  // namespace
+
+void check_header_member(const std::string& key, const nlohmann::json& value) {
+  const JsonField field(value, key);
+  if (key == "format") {
+    if (!value.is_string() || value.get<std::string>() != kExportFormat) {
+      field.fail(
+          fmt::format("{} is not a gemmforge tuning export; expected \"{}\"", field.shown(), kExportFormat));
+    }
+  } else if (key == "format_version") {
+    const int64_t number =
+        field.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "a version");
+    if (number != kExportFormatVersion) {
+      field.fail(
+          fmt::format("version {} is not supported; this gemmforge reads version {} (a newer gemmforge "
+                      "may read this file)",
+                      number, kExportFormatVersion));
+    }
+  } else if (key == "gemmforge_version") {
+    if (!is_token(field.text(64), 64)) field.fail(fmt::format("{} is not a version", field.shown()));
+  } else if (key == "exported_at") {
+    if (!is_timestamp(field.text(64))) {
+      field.fail(fmt::format("{} is not a UTC time like \"2025-01-31T12:00:00.000Z\"", field.shown()));
+    }
+  } else if (key == "devices" || key == "results" || key == "trials") {
+    field.array();  // throws: the reader hands over only what is not an array
+  } else {
+    field.fail("is not a member of a gemmforge export");
+  }
+}
+
+DeviceInfo parse_device_entry(const JsonField& entry) {
+  static const std::initializer_list<const char*> kMembers = {"uuid",
+                                                              "name",
+                                                              "pci_bus_id",
+                                                              "memory_bytes",
+                                                              "nvrtc_version",
+                                                              "first_seen",
+                                                              "last_seen",
+                                                              "cc_major",
+                                                              "cc_minor",
+                                                              "sm_count",
+                                                              "smem_per_block",
+                                                              "smem_per_block_optin",
+                                                              "smem_per_sm",
+                                                              "regs_per_block",
+                                                              "regs_per_sm",
+                                                              "max_threads_per_block",
+                                                              "max_threads_per_sm",
+                                                              "max_blocks_per_sm",
+                                                              "warp_size",
+                                                              "l2_bytes",
+                                                              "clock_khz",
+                                                              "memory_clock_khz",
+                                                              "memory_bus_width",
+                                                              "driver_version",
+                                                              "runtime_version"};
+  entry.only(kMembers);
+  DeviceInfo device;
+  device.uuid = entry.at("uuid").text(256);
+  device.name = entry.at("name").text(256);
+  if (auto field = entry.find("pci_bus_id")) device.pci_bus_id = field->text(64, true);
+  if (auto field = entry.find("nvrtc_version")) device.nvrtc_version = field->text(64, true);
+  if (auto field = entry.find("memory_bytes")) {
+    device.total_memory = field->integer(0, std::numeric_limits<int64_t>::max(), "a byte count");
+  }
+  for (const fields::DeviceInt& spec : fields::kDeviceInts) {
+    const std::optional<JsonField> field =
+        spec.required ? std::optional<JsonField>(entry.at(spec.name)) : entry.find(spec.name);
+    if (field) device.*spec.member = static_cast<int>(field->integer(0, fields::kMaxInt32, spec.meaning));
+  }
+  for (const char* name : {"first_seen", "last_seen"}) {
+    if (auto field = entry.find(name); field && !is_timestamp(field->text(64))) {
+      field->fail(fmt::format("{} is not a UTC time like \"2025-01-31T12:00:00.000Z\"", field->shown()));
+    }
+  }
+  if (const Fault fault = device_fault(device)) fail_at(entry, fault);
+  return device;
+}
+
+ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ConfigValidator& validate,
+                                double error_bound) {
+  if (is_result) {
+    entry.only({"device", "problem", "template", "template_hash", "config", "measurement", "created_at",
+                "gemmforge_version"});
+  } else {
+    entry.only({"device", "problem", "template", "template_hash", "config", "measurement", "created_at",
+                "gemmforge_version", "status", "reason"});
+  }
   ImportedTrial imported;
   TrialRecord& trial = imported.trial;
-  const JsonField device = entry.at("device");
-  imported.device_uuid = device.text();
-  if (device_uuids.count(imported.device_uuid) == 0) {
-    device.fail(fmt::format("{} is not the uuid of an entry of \"devices\"", device.shown()));
-  }
+  imported.device_uuid = entry.at("device").text(256);
   trial.problem = parse_problem(entry.at("problem"));
-  trial.template_name = entry.at("template").text();
-  trial.template_hash = entry.at("template_hash").text();
+  trial.template_name = entry.at("template").text(256);
+  trial.template_hash = entry.at("template_hash").text(64);
   const JsonField config = entry.at("config");
   trial.config_key = config.text();
   try {
@@ -118,19 +202,16 @@ ImportedTrial parse_entry(const JsonField& entry, bool is_result, const std::set
   } else {
     const JsonField status = entry.at("status");
     try {
-      trial.status = parse_trial_status(status.text());
+      trial.status = parse_trial_status(status.text(32));
     } catch (const InvalidArgumentError& error) {
       status.fail(error.what());
     }
     if (auto reason = entry.find("reason")) trial.reason = reason->text(fields::kMaxReason, true);
     if (auto measurement = entry.find("measurement")) parse_measurement(*measurement, trial);
   }
-  if (trial.status == TrialStatus::kOk && (!trial.time_median_ms || *trial.time_median_ms <= 0)) {
-    const std::string path = entry.path() + ".measurement.time_median_ms";
-    throw InvalidArgumentError(fmt::format("{}: an ok measurement needs a median time > 0", path));
-  }
   if (auto created_at = entry.find("created_at")) trial.created_at = created_at->text(64);
   if (auto version = entry.find("gemmforge_version")) trial.gemmforge_version = version->text(64);
+  if (const Fault fault = trial_fault(trial, error_bound)) fail_at(entry, fault);
   // A trial recorded as invalid breaks its manifest by definition; the validator would refuse it.
   if (validate && trial.status != TrialStatus::kInvalid) {
     try {
@@ -144,48 +225,35 @@ ImportedTrial parse_entry(const JsonField& entry, bool is_result, const std::set
   return imported;
 }
 
-void check_format(const JsonField& root) {
-  const JsonField format = root.at("format");
-  if (!format.value().is_string() || format.value().get<std::string>() != kExportFormat) {
-    format.fail(
-        fmt::format("{} is not a gemmforge tuning export; expected \"{}\"", format.shown(), kExportFormat));
-  }
-  const JsonField version = root.at("format_version");
-  const int64_t number =
-      version.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "a version");
-  if (number != kExportFormatVersion) {
-    version.fail(
-        fmt::format("version {} is not supported; this gemmforge reads version {} (a newer gemmforge "
-                    "may read this file)",
-                    number, kExportFormatVersion));
-  }
-}
-
-}  // namespace
-
-ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate) {
+ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
+                                     double error_bound) {
   const JsonField root(document, "");
   root.object();
-  check_format(root);
+  for (const char* required : {"format", "format_version", "devices", "results"}) root.at(required);
+  for (const auto& [key, value] : document.items()) check_header_member(key, value);
   ImportDocument parsed;
   std::set<std::string> device_uuids;
   const JsonField devices = root.at("devices");
   for (size_t i = 0; i < devices.array().size(); ++i) {
     const JsonField entry = devices.element(i);
-    parsed.devices.push_back(parse_device(entry));
+    parsed.devices.push_back(parse_device_entry(entry));
     if (!device_uuids.insert(parsed.devices.back().uuid).second) {
       entry.at("uuid").fail(fmt::format("\"{}\" is listed twice", parsed.devices.back().uuid));
     }
   }
-  const JsonField results = root.at("results");
-  for (size_t i = 0; i < results.array().size(); ++i) {
-    parsed.results.push_back(parse_entry(results.element(i), true, device_uuids, validate));
-  }
-  if (auto trials = root.find("trials")) {
-    for (size_t i = 0; i < trials->array().size(); ++i) {
-      parsed.trials.push_back(parse_entry(trials->element(i), false, device_uuids, validate));
+  const auto entries = [&](const char* key, bool is_result, std::vector<ImportedTrial>& out) {
+    const std::optional<JsonField> list = root.find(key);
+    if (!list) return;
+    for (size_t i = 0; i < list->array().size(); ++i) {
+      const JsonField entry = list->element(i);
+      out.push_back(parse_trial_entry(entry, is_result, validate, error_bound));
+      if (device_uuids.count(out.back().device_uuid) == 0) {
+        entry.at("device").fail(fmt::format("\"{}\" is not listed in devices", out.back().device_uuid));
+      }
     }
-  }
+  };
+  entries("results", true, parsed.results);
+  entries("trials", false, parsed.trials);
   return parsed;
 }
 

@@ -1,4 +1,6 @@
-// An import document checked in full, before anything touches the database. Internal to src/db.
+// One entry of an import document checked in full before it may touch the database: every member typed
+// and bounded, unknown members refused, the values consistent with each other, the config valid for its
+// template. Internal to src/db.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -7,6 +9,7 @@
 
 #include "core/device_info.hpp"
 #include "db/exchange.hpp"
+#include "db/json_field.hpp"
 #include "db/records.hpp"
 
 namespace gemmforge::db {
@@ -17,14 +20,31 @@ struct ImportedTrial {
   TrialRecord trial;
 };
 
+/// Checks a member of the document other than the arrays ("format", "format_version", ...); throws
+/// InvalidArgumentError for a document that is not a gemmforge export of a version this build reads.
+void check_header_member(const std::string& key, const nlohmann::json& value);
+
+/// An entry of "devices"; uuid holds the document's key ("GPU-..." or "model:<name>"). Throws
+/// InvalidArgumentError naming the JSON path of the first fault.
+DeviceInfo parse_device_entry(const JsonField& entry);
+
+/// An entry of "results" (is_result: an ok measurement) or of "trials" (with a status): its members,
+/// their meaning and consistency (trial_fault, an ok result within `error_bound`), and the config through
+/// `validate`. Throws InvalidArgumentError naming the JSON path of the first fault. The device reference,
+/// duplicates and the template source are the importer's to check.
+ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ConfigValidator& validate,
+                                double error_bound);
+
+/// A whole document held in memory, checked as an import checks it (header, devices listed once, entries,
+/// device references), without a database.
 struct ImportDocument {
   std::vector<DeviceInfo> devices;  ///< uuid holds the document's key ("GPU-..." or "model:<name>")
   std::vector<ImportedTrial> results;
   std::vector<ImportedTrial> trials;
 };
 
-/// Validates everything exchange.hpp promises for import_json; throws InvalidArgumentError naming the
-/// JSON path of the first fault.
-ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate);
+/// Throws InvalidArgumentError naming the JSON path of the first fault.
+ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
+                                     double error_bound);
 
 }  // namespace gemmforge::db

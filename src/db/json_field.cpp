@@ -59,6 +59,18 @@ std::optional<JsonField> JsonField::find(const char* key) const {
   return JsonField(*found, path_.empty() ? key : path_ + "." + key);
 }
 
+void JsonField::only(std::initializer_list<const char*> known) const {
+  for (const auto& [key, value] : object().items()) {
+    bool listed = false;
+    for (const char* name : known) listed = listed || key == name;
+    if (!listed) {
+      std::string names;
+      for (const char* name : known) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+      fail(fmt::format("unknown member \"{}\"; expected only {}", key, names));
+    }
+  }
+}
+
 JsonField JsonField::element(size_t index) const {
   return JsonField(array().at(index), fmt::format("{}[{}]", path_, index));
 }

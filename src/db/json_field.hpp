@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ class JsonField {
   JsonField at(const char* key) const;
   /// A member that may be absent or null.
   std::optional<JsonField> find(const char* key) const;
+  /// Throws unless the object has no member but these: an unknown member is a typo or a field from a
+  /// newer format, and silently dropping either would import something else than the file says.
+  void only(std::initializer_list<const char*> known) const;
   /// The object, or the array, itself; throws unless the value is one.
   const nlohmann::json& object() const;
   const nlohmann::json& array() const;

@@ -94,6 +94,10 @@ struct TrialRecord {
   std::optional<double> compile_ms;
   std::optional<double> rel_error;
 
+  /// False for a result kept for the record but never served: imported with a template source (hash)
+  /// the importing gemmforge does not know. Such a trial never becomes best.
+  bool servable = true;
+
   std::string created_at;         ///< filled on write unless given (imports keep the original)
   std::string gemmforge_version;  ///< filled on write unless given
   std::string device_uuid;        ///< filled on read

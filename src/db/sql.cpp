@@ -6,9 +6,10 @@
 
 #include <chrono>
 #include <ctime>
-#include <limits>
+#include <thread>
 
 #include "core/dtype.hpp"
+#include "db/database.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::db::sql {
@@ -25,11 +26,20 @@ std::string utc_now() {
 
 namespace {
 
-const char* advice(int code) {
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string advice(int code) {
   switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return "another process kept the database locked for more than 10 s; retry when it has finished";
+      return fmt::format(
+          "another process kept the database locked for more than {} s; retry when it has finished, or "
+          "set GEMMFORGE_BUSY_TIMEOUT (seconds) to wait longer",
+          Database::busy_timeout_ms() / 1000.0);
     case SQLITE_READONLY:
     case SQLITE_PERM:
       return "the file or its folder is not writable; fix the permissions or pass --db with another path";
@@ -51,6 +61,21 @@ const char* advice(int code) {
 }
 
 }  // namespace
+
+BusyDeadline::BusyDeadline() : deadline_ms_(now_ms() + Database::busy_timeout_ms()) {}
+
+bool BusyDeadline::wait() {
+  const int64_t left = deadline_ms_ - now_ms();
+  if (left <= 0) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(sleep_ms_, left)));
+  sleep_ms_ = std::min(sleep_ms_ * 2, 100);
+  return true;
+}
+
+bool is_busy(const SQLite::Exception& error) {
+  const int code = error.getErrorCode() & 0xff;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
 
 void throw_database_error(const std::string& path, const char* action, const SQLite::Exception& error) {
   throw DatabaseError(
@@ -81,31 +106,6 @@ std::optional<double> optional_double(const SQLite::Column& column) {
 std::optional<int64_t> optional_int64(const SQLite::Column& column) {
   if (column.isNull()) return std::nullopt;
   return column.getInt64();
-}
-
-void check_problem(const KernelProblem& problem) {
-  constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
-  for (auto [name, value] :
-       {std::pair{"m", problem.m}, std::pair{"n", problem.n}, std::pair{"k", problem.k}}) {
-    if (value < 1 || value > kMaxSize) {
-      throw InvalidArgumentError(fmt::format("problem {}: {} = {} is not a size in 1..{}",
-                                             problem.to_string(), name, value, kMaxSize));
-    }
-  }
-  if (!output_allowed(problem.dtype, problem.c_dtype)) {
-    throw InvalidArgumentError(fmt::format("problem {}: {} operands cannot give a {} C", problem.to_string(),
-                                           to_string(problem.dtype), to_string(problem.c_dtype)));
-  }
-  // Alignments in elements: a vector of at most 16 bytes.
-  for (auto [name, value, dtype] : {std::tuple{"align_a", problem.align_a, problem.dtype},
-                                    std::tuple{"align_b", problem.align_b, problem.dtype},
-                                    std::tuple{"align_c", problem.align_c, problem.c_dtype}}) {
-    const int widest = 16 / element_bytes(dtype);
-    if (value < 1 || value > widest || (value & (value - 1)) != 0) {
-      throw InvalidArgumentError(fmt::format("problem {}: {} = {} is not a power of two in 1..{}",
-                                             problem.to_string(), name, value, widest));
-    }
-  }
 }
 
 void bind_problem(SQLite::Statement& statement, const KernelProblem& problem) {

@@ -13,9 +13,17 @@
 
 namespace gemmforge::db::sql {
 
-/// Busy timeout of every connection: long enough for another process's write transaction (they are
-/// short) to finish, so concurrent tuners wait for each other instead of failing.
-inline constexpr int kBusyTimeoutMs = 10000;
+/// The waiting of retry_busy: wait() sleeps (1 ms, doubling up to 100 ms) and says whether the time
+/// left allowed it.
+class BusyDeadline {
+ public:
+  BusyDeadline();
+  bool wait();
+
+ private:
+  int64_t deadline_ms_;
+  int sleep_ms_ = 1;
+};
 
 /// Current UTC time as ISO-8601 text with milliseconds, e.g. "2025-01-31T12:00:00.000Z".
 std::string utc_now();
@@ -34,14 +42,45 @@ auto guarded(const std::string& path, const char* action, Body&& body) -> declty
   }
 }
 
+/// Resets a statement kept for reuse when it goes out of scope, so that it holds no read snapshot and no
+/// pending write (a RETURNING statement keeps its write open until it is reset).
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(SQLite::Statement& statement) : statement_(statement) {}
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+  ~ResetOnExit() { statement_.tryReset(); }
+
+ private:
+  SQLite::Statement& statement_;
+};
+
+/// Whether an error is another connection's lock (SQLITE_BUSY or SQLITE_LOCKED, any extended code).
+bool is_busy(const SQLite::Exception& error);
+
+/// Runs `body` again while it fails on another connection's lock, sleeping a little longer each time,
+/// until Database::busy_timeout_ms() has passed; then the last exception propagates. SQLite's own busy
+/// handler does not cover every case (a stale snapshot, a journal-mode change, recovery of a WAL file),
+/// so operations that take locks run under this as well.
+template <class Body>
+auto retry_busy(Body&& body) -> decltype(body()) {
+  BusyDeadline deadline;
+  while (true) {
+    try {
+      return body();
+    } catch (const SQLite::Exception& error) {
+      if (!is_busy(error) || !deadline.wait()) throw;
+    }
+  }
+}
+
 void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<double>& value);
 void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<int64_t>& value);
 std::optional<double> optional_double(const SQLite::Column& column);
 std::optional<int64_t> optional_int64(const SQLite::Column& column);
 
-/// Throws InvalidArgumentError unless m, n, k are in 1..2^31-1 and the alignments in {1, 2, 4}.
-void check_problem(const KernelProblem& problem);
-/// Binds :dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c.
+/// Binds :dtype, :c_dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c (alignments in
+/// bytes).
 void bind_problem(SQLite::Statement& statement, const KernelProblem& problem);
 /// Reads the columns bind_problem names from the current row.
 KernelProblem read_problem(const SQLite::Statement& statement);

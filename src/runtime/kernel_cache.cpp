@@ -21,9 +21,13 @@ unsigned background_threads() {
 
 }  // namespace
 
-KernelCache::KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal,
-                         bool shipped_cubins)
-    : library_(library), database_(database), ordinal_(ordinal), shipped_cubins_(shipped_cubins) {}
+KernelCache::KernelCache(const TemplateLibrary& library, std::vector<SharedDatabase*> sources,
+                         SharedDatabase* store, int ordinal, bool shipped_cubins)
+    : library_(library),
+      sources_(std::move(sources)),
+      store_(store),
+      ordinal_(ordinal),
+      shipped_cubins_(shipped_cubins) {}
 
 KernelCache::~KernelCache() {
   {
@@ -100,13 +104,15 @@ void KernelCache::wait_idle() {
 
 std::shared_ptr<const rtc::GemmKernel> KernelCache::load_stored(const rtc::KernelSpec& spec,
                                                                 const std::string& key) {
-  if (database_ == nullptr) return nullptr;
   std::optional<db::CubinRecord> stored;
-  try {
-    stored = database_->with([&](db::Database& database) { return database.get_cubin(key); });
-  } catch (const DatabaseError& e) {
-    spdlog::warn("cannot read the cubin of {} {}: {}", spec.kernel_template->manifest.name(),
-                 spec.config.key(), e.what());
+  for (SharedDatabase* source : sources_) {
+    try {
+      stored = source->with([&](db::Database& database) { return database.get_cubin(key); });
+    } catch (const DatabaseError& e) {
+      spdlog::warn("cannot read the cubin of {} {}: {}", spec.kernel_template->manifest.name(),
+                   spec.config.key(), e.what());
+    }
+    if (stored) break;
   }
   if (!stored) return nullptr;
   try {
@@ -140,7 +146,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
   const rtc::CompileResult compiled = rtc::compile(spec.request(library_));
   ++compiles_;
   auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, compiled.cubin_or_throw());
-  if (database_ == nullptr) return kernel;
+  if (store_ == nullptr) return kernel;
   db::CubinRecord record;
   record.key = key;
   record.template_name = spec.kernel_template->manifest.name();
@@ -156,7 +162,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
   record.static_smem_bytes = compiled.usage.static_smem_bytes;
   record.compile_ms = compiled.compile_ms;
   try {
-    database_->with([&](db::Database& database) { database.put_cubin(record); });
+    store_->with([&](db::Database& database) { database.put_cubin(record); });
   } catch (const DatabaseError& e) {
     // Serving goes on; only the next process pays for the compile again.
     spdlog::warn("cannot store the cubin {}: {}", key, e.what());

@@ -1,4 +1,4 @@
-// Loaded GEMM kernels of one device, by cubin key: in memory, else a cubin stored in the tuning database or
+// Loaded GEMM kernels of one device, by cubin key: in memory, else a cubin stored in a tuning database or
 // shipped with gemmforge, else compiled with NVRTC (and the cubin stored, so the next process needs no
 // compiler) - at once, or in the background while the caller serves the problem some other way.
 #pragma once
@@ -24,9 +24,11 @@ namespace gemmforge::runtime {
 
 class KernelCache {
  public:
-  /// `database` may be null: kernels are then compiled by every process. Kernels load on device `ordinal`.
-  /// With `shipped_cubins`, the cubins shipped with gemmforge are looked up after the database's.
-  KernelCache(const TemplateLibrary& library, SharedDatabase* database, int ordinal, bool shipped_cubins);
+  /// Cubins are looked up in `sources` in order and stored in `store` (may be null: kernels are then
+  /// compiled by every process). Kernels load on device `ordinal`. With `shipped_cubins`, the cubins
+  /// shipped with gemmforge are looked up after the databases'.
+  KernelCache(const TemplateLibrary& library, std::vector<SharedDatabase*> sources, SharedDatabase* store,
+              int ordinal, bool shipped_cubins);
   /// Waits for the compilations under way; queued ones are dropped.
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
@@ -73,7 +75,8 @@ class KernelCache {
   void work();
 
   const TemplateLibrary& library_;
-  SharedDatabase* database_;
+  std::vector<SharedDatabase*> sources_;
+  SharedDatabase* store_;
   int ordinal_;
   bool shipped_cubins_;
   mutable std::mutex mutex_;

@@ -13,6 +13,8 @@ void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const Tem
   if (trial.cublas_ms && *trial.cublas_ms > 0) {
     data.vendor.push_back(model::VendorMeasurement{trial.problem, index, *trial.cublas_ms});
   }
+  // A result kept only for the record (its template source is unknown to this build) is never served.
+  if (!trial.servable) return;
   const KernelTemplate* kernel_template = library.find(trial.template_name);
   if (kernel_template == nullptr || !can_serve(*kernel_template, trial.problem)) return;
   try {

@@ -61,9 +61,11 @@ std::vector<ResultSource*> sources(TunedSource& user, bool shipped) {
   return list;
 }
 
-std::unique_ptr<SharedDatabase> open_database(const std::string& path) {
-  return std::make_unique<SharedDatabase>(
-      db::Database::open(path.empty() ? db::Database::default_path() : path));
+DatabaseLayers open_databases(const RuntimeOptions& options) {
+  DatabaseLayers::Options layers;
+  layers.database_path = options.database_path;
+  layers.site_path = options.site_database_path;
+  return DatabaseLayers::open(layers);
 }
 
 // The selection rests on a tuned result of the problem itself (also when cuBLAS serves because it was
@@ -90,20 +92,23 @@ Runtime::Runtime(const RuntimeOptions& options)
       device_(serving_device(options.device)),
       record_misses_(options.record_misses),
       use_vendor_(vendor_allowed(options)),
-      database_(open_database(options.database_path)),
-      user_(*database_, "database " + database_->path()),
+      databases_(open_databases(options)),
+      user_(databases_.lookup(), databases_.label()),
       selector_(library_, device_, sources(user_, options.use_shipped_results),
                 SelectorOptions{.vendor = use_vendor_}),
-      kernels_(library_, database_.get(), device_.ordinal, options.use_shipped_results) {
+      kernels_(library_, databases_.lookup(), databases_.writable(), device_.ordinal,
+               options.use_shipped_results) {
   require_template_for(library_, device_);
   // Read now, not at the first call: a problem served from shipped results must not wait for them. The
   // model fitted on them is built in the background.
   if (options.use_shipped_results) shipped_results();
-  try {
-    device_id_ = database_->with([&](db::Database& database) { return database.upsert_device(device_); });
-  } catch (const DatabaseError& e) {
-    spdlog::warn("cannot record {} in {}: misses will not be recorded ({})", device_.name, database_->path(),
-                 e.what());
+  if (SharedDatabase* writable = databases_.writable()) {
+    try {
+      device_id_ = writable->with([&](db::Database& database) { return database.upsert_device(device_); });
+    } catch (const Error& e) {
+      spdlog::warn("cannot record {} in {}: misses will not be recorded ({})", device_.name, writable->path(),
+                   e.what());
+    }
   }
   first_use_ = make_first_use_tuner(options);
 }
@@ -185,7 +190,7 @@ void Runtime::build_plan(const KernelProblem& problem) {
                 selection.choice ? selection.choice->kernel_template->manifest.name() : "cuBLAS",
                 selection.choice ? selection.choice->config.key() : "", selection.basis);
   if (record_misses_ && device_id_ && selection.level != PlanLevel::kExact &&
-      record_miss_once(*database_, *device_id_, problem)) {
+      record_miss_once(*databases_.writable(), *device_id_, problem)) {
     ++misses_recorded_;
   }
   // A problem no generated kernel computes has nothing to tune.
@@ -230,7 +235,14 @@ std::shared_ptr<Plan> Runtime::make_plan(const KernelProblem& problem, Selection
 std::unique_ptr<FirstUseTuner> Runtime::make_first_use_tuner(const RuntimeOptions& options) {
   const FirstUseSettings settings = first_use_settings(options);
   if (!settings.enabled) return nullptr;
-  const std::string& path = database_->path();
+  // The tune process writes its trials: into the writable layer, which the user's database is unless it is
+  // read-only.
+  SharedDatabase* writable = databases_.writable();
+  if (writable == nullptr) {
+    spdlog::warn("tuning at first use stays off: no database can be written ({})", databases_.label());
+    return nullptr;
+  }
+  const std::string& path = writable->path();
   if (path.empty() || path == ":memory:") {
     spdlog::warn(
         "tuning at first use stays off: the database is '{}', which a tuning process cannot share; give the "

@@ -18,6 +18,7 @@
 #include "rtc/gemm_kernel.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "runtime/beta_scaler.hpp"
+#include "runtime/database_layers.hpp"
 #include "runtime/first_use_tuner.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/scratch_pool.hpp"
@@ -68,7 +69,7 @@ class Runtime {
   RuntimeStats stats() const;
 
   const DeviceInfo& device() const { return device_; }
-  const std::string& database_path() const { return database_->path(); }
+  const std::string& database_path() const { return databases_.path(); }
 
  private:
   /// Builds and caches the plan of `problem` unless another thread did; serialized by build_mutex_.
@@ -91,7 +92,7 @@ class Runtime {
   DeviceInfo device_;
   bool record_misses_;
   bool use_vendor_;
-  std::unique_ptr<SharedDatabase> database_;
+  DatabaseLayers databases_;
   std::optional<int64_t> device_id_;  // the device's row in the database, when it could be written
   TunedSource user_;
   Selector selector_;

@@ -24,6 +24,8 @@ class SharedDatabase {
   }
 
   const std::string& path() const { return database_.path(); }
+  bool read_only() const { return database_.read_only(); }
+  const std::string& read_only_reason() const { return database_.read_only_reason(); }
 
  private:
   std::mutex mutex_;

@@ -74,7 +74,8 @@ ShippedResults::ShippedResults(const ResultFiles& files, const std::string& orig
     }
     db::ImportDocument document;
     try {
-      document = db::parse_import_document(parse_export_text(text, where), manifest_validator(library));
+      document = db::parse_import_document(parse_export_text(text, where), manifest_validator(library),
+                                           db::ImportChecks{}.error_bound);
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(fmt::format("{}: {}", where, e.what()));
     }
@@ -146,13 +147,17 @@ size_t ShippedResults::cubins() const {
   return count;
 }
 
+ShippedFiles shipped_result_files() {
+  if (const char* folder = std::getenv("GEMMFORGE_TUNED_DIR"); folder != nullptr && *folder != '\0') {
+    return {result_files_in(folder), folder};
+  }
+  return {builtin_result_files(), "built-in results"};
+}
+
 ShippedResults& shipped_results() {
   static ShippedResults results = [] {
-    const TemplateLibrary& library = TemplateLibrary::instance();
-    if (const char* folder = std::getenv("GEMMFORGE_TUNED_DIR"); folder != nullptr && *folder != '\0') {
-      return ShippedResults(result_files_in(folder), folder, library);
-    }
-    return ShippedResults(builtin_result_files(), "built-in results", library);
+    const ShippedFiles shipped = shipped_result_files();
+    return ShippedResults(shipped.files, shipped.origin, TemplateLibrary::instance());
   }();
   return results;
 }

@@ -64,6 +64,14 @@ class ShippedResults : public ResultSource {
   std::vector<rtc::CubinBundle> bundles_;
 };
 
+/// The files shipped_results() reads: those of the folder named by GEMMFORGE_TUNED_DIR when it is set, else
+/// the built-in ones; `origin` names them in messages.
+struct ShippedFiles {
+  ResultFiles files;
+  std::string origin;
+};
+ShippedFiles shipped_result_files();
+
 /// The shipped results of this process, loaded on first use: from the folder named by GEMMFORGE_TUNED_DIR
 /// when it is set (for developing and testing them), else the built-in files.
 ShippedResults& shipped_results();

@@ -1,8 +1,10 @@
-// Reading tuning results of a database for the selector.
+// Reading tuning results of one or several stacked databases for the selector.
 #include "runtime/tuned_source.hpp"
 
 #include <algorithm>
 #include <cctype>
+
+#include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
 namespace {
@@ -22,40 +24,51 @@ std::vector<db::DeviceRecord> model_devices(const db::Database& database, const 
 }
 
 TunedSource::TunedSource(SharedDatabase& database, std::string label)
-    : database_(database), label_(std::move(label)) {}
+    : TunedSource(std::vector<SharedDatabase*>{&database}, std::move(label)) {}
+
+TunedSource::TunedSource(std::vector<SharedDatabase*> layers, std::string label)
+    : layers_(std::move(layers)), label_(std::move(label)) {
+  if (layers_.empty()) throw InternalError("a TunedSource needs at least one database");
+}
 
 std::vector<db::TrialRecord> TunedSource::exact(const DeviceInfo& device, const KernelProblem& problem) {
-  return database_.with([&](db::Database& database) {
-    std::vector<db::TrialRecord> found;
-    const std::optional<int64_t> problem_id = database.find_problem(problem);
-    if (!problem_id) return found;
-    std::vector<db::DeviceRecord> devices = model_devices(database, device.name);
-    // The device itself first: its own measurement beats one of another card of the same model.
-    const std::string own_key = db::device_key(device);
-    std::stable_partition(devices.begin(), devices.end(),
-                          [&](const db::DeviceRecord& d) { return d.info.uuid == own_key; });
-    for (const db::DeviceRecord& d : devices) {
-      if (std::optional<db::TrialRecord> best = database.best(d.id, *problem_id)) found.push_back(*best);
-    }
-    return found;
-  });
+  std::vector<db::TrialRecord> found;
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      const std::optional<int64_t> problem_id = database.find_problem(problem);
+      if (!problem_id) return;
+      std::vector<db::DeviceRecord> devices = model_devices(database, device.name);
+      // The device itself first: its own measurement beats one of another card of the same model.
+      const std::string own_key = db::device_key(device);
+      std::stable_partition(devices.begin(), devices.end(),
+                            [&](const db::DeviceRecord& d) { return d.info.uuid == own_key; });
+      for (const db::DeviceRecord& d : devices) {
+        if (std::optional<db::TrialRecord> best = database.best(d.id, *problem_id)) found.push_back(*best);
+      }
+    });
+  }
+  return found;
 }
 
 void TunedSource::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
-  database_.with([&](db::Database& database) {
-    for (const db::DeviceRecord& d : database.devices()) {
-      if (d.info.cc() != cc) continue;
-      for (const db::TrialRecord& trial : database.trials(d.id)) add_trial(trial, d.info, library, data);
-    }
-  });
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      for (const db::DeviceRecord& d : database.devices()) {
+        if (d.info.cc() != cc) continue;
+        for (const db::TrialRecord& trial : database.trials(d.id)) add_trial(trial, d.info, library, data);
+      }
+    });
+  }
 }
 
 std::vector<DeviceInfo> TunedSource::devices() {
-  return database_.with([&](db::Database& database) {
-    std::vector<DeviceInfo> devices;
-    for (const db::DeviceRecord& d : database.devices()) devices.push_back(d.info);
-    return devices;
-  });
+  std::vector<DeviceInfo> devices;
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      for (const db::DeviceRecord& d : database.devices()) devices.push_back(d.info);
+    });
+  }
+  return devices;
 }
 
 }  // namespace gemmforge::runtime

@@ -1,9 +1,7 @@
-// A tuning database (the user's) as the selector reads it: exact results, live, and the measurements of an
-// architecture, read once.
+// Tuning databases (the user's, perhaps over a site-wide read-only one) as the selector reads them: exact
+// results, live, and the measurements of an architecture, read once. The first database answers first.
 #pragma once
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,18 +14,21 @@ class TunedSource : public ResultSource {
  public:
   /// `label` names the source in explanations, e.g. "database /home/me/.cache/gemmforge/gemmforge.db".
   TunedSource(SharedDatabase& database, std::string label);
+  /// Several databases, consulted in order; `layers` must not be empty.
+  TunedSource(std::vector<SharedDatabase*> layers, std::string label);
   TunedSource(const TunedSource&) = delete;
   TunedSource& operator=(const TunedSource&) = delete;
 
   const std::string& label() const override { return label_; }
-  SharedDatabase& database() { return database_; }
+  /// The first database.
+  SharedDatabase& database() { return *layers_.front(); }
 
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
   void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
   std::vector<DeviceInfo> devices() override;
 
  private:
-  SharedDatabase& database_;
+  std::vector<SharedDatabase*> layers_;
   std::string label_;
 };
 

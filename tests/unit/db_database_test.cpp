@@ -80,9 +80,9 @@ TEST(DbDatabase, InMemoryDatabaseHasEveryTableAtTheLatestVersion) {
   EXPECT_TRUE(db.devices().empty());
 }
 
-TEST(DbDatabase, FileDatabaseIsCreatedWithItsFoldersInWalModeAndKeepsData) {
+TEST(DbDatabase, FileDatabaseIsCreatedInWalModeAndKeepsData) {
   TempFolder folder;
-  const std::string path = folder.file("deep/er/tuning.db");
+  const std::string path = folder.file("tuning.db");
   int64_t device_id = 0;
   {
     Database db = Database::open(path);

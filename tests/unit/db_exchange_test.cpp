@@ -290,7 +290,7 @@ class DbExchangePolicy : public ::testing::Test {
                                 {"template", "sgemm_simt"},
                                 {"template_hash", "0123456789abcdef"},
                                 {"config", config},
-                                {"measurement", {{"time_median_ms", time}}}});
+                                {"measurement", {{"time_median_ms", time}, {"rel_error", 1e-7}}}});
     }
     return doc;
   }
@@ -320,10 +320,13 @@ TEST_F(DbExchangePolicy, FasterKeepsWhicheverIsFaster) {
 }
 
 TEST_F(DbExchangePolicy, KeepNeverReplacesAnExistingBest) {
-  ImportReport report = import(ImportPolicy::kKeep, document({{kSlow, 3.0}, {kFast, 1.0}}));
-  EXPECT_EQ(report.results_skipped, 2);
-  EXPECT_EQ(report.results_imported, 0);
-  EXPECT_EQ(best(), kLocal);
+  for (const auto& [config, time] : {std::pair{kSlow, 3.0}, std::pair{kFast, 1.0}}) {
+    const ImportReport report = import(ImportPolicy::kKeep, document({{config, time}}));
+    EXPECT_EQ(report.results_skipped, 1);
+    EXPECT_EQ(report.results_imported, 0);
+    EXPECT_EQ(best(), kLocal);
+  }
+  ImportReport report;
   report = import(ImportPolicy::kKeep, document({{kNew, 5.0}}, 8192));
   EXPECT_EQ(report.results_imported, 1);
   const std::optional<TrialRecord> fresh = db_.best(device_, *db_.find_problem(problem(8192)));
@@ -382,7 +385,8 @@ json valid_document() {
                 {"template", "sgemm_simt"},
                 {"template_hash", "feedfacecafebeef"},
                 {"config", config},
-                {"measurement", {{"time_median_ms", time}, {"cublas_ms", 0.9}, {"registers", 64}}}};
+                {"measurement",
+                 {{"time_median_ms", time}, {"cublas_ms", 0.9}, {"registers", 64}, {"rel_error", 4e-7}}}};
   };
   json trial = result("BM=64,BN=16", 512, 1.0);
   trial["status"] = "launch_error";
@@ -424,7 +428,7 @@ TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
        [](json& doc) {
          doc = json::array({1, 2});
        },
-       "the document: expected an object"},
+       "the document is not a JSON object"},
       {"no results", [](json& doc) { doc.erase("results"); }, "results: missing"},
       {"results not an array", set("/results", json::object()), "results: expected an array"},
       {"no devices", [](json& doc) { doc.erase("devices"); }, "devices: missing"},
@@ -450,17 +454,17 @@ TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
        "results[1].problem.layout: \"nx\" is not a layout"},
       {"bad dtype", set("/results/1/problem/dtype", "f64"), "results[1].problem.dtype: unknown dtype 'f64'"},
       {"negative time", set("/results/1/measurement/time_median_ms", -1.0),
-       "results[1].measurement.time_median_ms: -1.0 is not a finite time >= 0"},
+       "results[1].measurement.time_median_ms: -1 is not a time in ms in (0, 3.6e+06]"},
       {"NaN as a string", set("/results/1/measurement/time_median_ms", "NaN"),
        "results[1].measurement.time_median_ms: \"NaN\" is not a number"},
       {"zero median", set("/results/1/measurement/time_median_ms", 0.0),
-       "results[1].measurement.time_median_ms: an ok measurement needs a median time > 0"},
+       "results[1].measurement.time_median_ms: 0 is not a time in ms"},
       {"no median", [](json& doc) { doc[P("/results/1/measurement")].erase("time_median_ms"); },
        "results[1].measurement.time_median_ms"},
       {"negative cuBLAS time", set("/results/1/measurement/cublas_ms", -0.5),
-       "results[1].measurement.cublas_ms: -0.5 is not a finite time >= 0"},
+       "results[1].measurement.cublas_ms: -0.5 is not a time in ms"},
       {"occupancy above 100%", set("/results/1/measurement/occupancy_pct", 150.0),
-       "results[1].measurement.occupancy_pct: 150.0 is not a percentage in 0..100"},
+       "results[1].measurement.occupancy_pct: 150 is not a percentage in [0, 100]"},
       {"registers as boolean", set("/results/1/measurement/registers", true),
        "results[1].measurement.registers: true is not an integer"},
       {"measurement null", set("/results/1/measurement", nullptr),
@@ -474,7 +478,7 @@ TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
       {"config not a key", set("/results/1/config", "BM"), "results[1].config: config 'BM'"},
       {"empty template", set("/results/1/template", ""), "results[1].template: is empty"},
       {"huge template name", set("/results/1/template", std::string(5000, 'x')),
-       "results[1].template: is 5000 bytes long; at most 4096"},
+       "results[1].template: is 5000 bytes long; at most 256"},
       {"device without cc", [](json& doc) { doc[P("/devices/0")].erase("cc_major"); },
        "devices[0].cc_major: missing"},
       {"device cc as text", set("/devices/0/cc_minor", "9"), "devices[0].cc_minor: \"9\" is not an integer"},

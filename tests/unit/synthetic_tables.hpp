@@ -30,7 +30,7 @@ struct SyntheticRun {
 inline DeviceInfo synthetic_device() {
   DeviceInfo device = DeviceInfo::nominal("sm_90");
   device.name = "SYNTHETIC nominal sm_90";
-  device.uuid = "SYNTHETIC-sm_90";
+  device.uuid = "model:" + device.name;  // known only by its (made-up) model
   return device;
 }
 
@@ -192,8 +192,8 @@ inline std::vector<SyntheticRun> standard_runs() {
   };
 }
 
-/// A gemmforge export (format_version 1, with all trials) of synthetic exhaustive runs, marked
-/// "synthetic": true. The same seed gives the same document.
+/// A gemmforge export (format_version 1, with all trials) of synthetic exhaustive runs, marked by its
+/// gemmforge_version "synthetic". The same seed gives the same document.
 inline nlohmann::json synthetic_export(const TemplateLibrary& library, const std::vector<SyntheticRun>& runs,
                                        uint64_t seed) {
   const DeviceInfo device = synthetic_device();
@@ -262,7 +262,6 @@ inline nlohmann::json synthetic_export(const TemplateLibrary& library, const std
           {"format_version", 1},
           {"gemmforge_version", "synthetic"},
           {"exported_at", "2025-01-01T00:00:00.000Z"},
-          {"synthetic", true},
           {"devices", nlohmann::json::array({device_json})},
           {"results", std::move(results)},
           {"trials", std::move(trials)}};

@@ -5,8 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -37,6 +41,87 @@ std::vector<Command> make_commands(CLI::App& app) {
   return commands;
 }
 
+CLI::Validator one_of(const std::vector<std::string>& allowed) {
+  return CLI::Validator(
+      [allowed](std::string& value) -> std::string {
+        if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return {};
+        return fmt::format("'{}' is not one of {}", value, fmt::join(allowed, ", "));
+      },
+      fmt::format("{{{}}}", fmt::join(allowed, ",")));
+}
+
+int exit_status(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kNotFound:
+      return kExitInvalid;
+    case ErrorKind::kNoDevice:
+      return kExitNoDevice;
+    case ErrorKind::kDatabase:
+      return kExitDatabase;
+    case ErrorKind::kCuda:
+    case ErrorKind::kNvrtc:
+    case ErrorKind::kCublas:
+      return kExitGpu;
+    case ErrorKind::kInternal:
+      break;
+  }
+  return kExitInternal;
+}
+
+std::string exit_status_help() {
+  return fmt::format(
+      "Exit status:\n"
+      "  {}   success\n"
+      "  {}   invalid command line or input: an unknown command or option, a bad value, a file or document\n"
+      "      that is rejected, or a name that matches nothing\n"
+      "  {}   the command needs a GPU and none is usable\n"
+      "  {}   a database cannot be opened, read or written (damaged, newer, locked, read-only)\n"
+      "  {}   a CUDA, NVRTC or cuBLAS call failed\n"
+      "  {}  an internal error of gemmforge (please report it)",
+      kExitOk, kExitInvalid, kExitNoDevice, kExitDatabase, kExitGpu, kExitInternal);
+}
+
+db::Progress terminal_progress(const std::string& label, const std::string& unit) {
+  if (::isatty(STDERR_FILENO) == 0) return {};
+  struct State {
+    std::chrono::steady_clock::time_point last{};
+    bool drawn = false;
+  };
+  auto state = std::make_shared<State>();
+  return [label, unit, state](int64_t done, int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool end = total > 0 && done >= total;
+    if (!end && now - state->last < std::chrono::milliseconds(200)) return;
+    state->last = now;
+    const bool bytes = unit == "bytes";
+    auto amount = [&](int64_t value) {
+      return bytes ? fmt::format("{:.0f}", static_cast<double>(value) / (1 << 20)) : fmt::format("{}", value);
+    };
+    const std::string of = bytes ? " MB" : fmt::format(" {}", unit);
+    if (total > 0) {
+      fmt::print(stderr, "\r{}: {:3.0f}% ({} of {}{})\x1b[K", label,
+                 100.0 * static_cast<double>(done) / total, amount(done), amount(total), of);
+    } else {
+      fmt::print(stderr, "\r{}: {}{}\x1b[K", label, amount(done), of);
+    }
+    state->drawn = true;
+    if (end) fmt::print(stderr, "\n");
+  };
+}
+
+NewFileGuard::NewFileGuard(const std::string& path) : path_(path) {
+  std::error_code error;
+  existed_ = path == ":memory:" || std::filesystem::exists(path, error);
+}
+
+NewFileGuard::~NewFileGuard() {
+  if (existed_ || keep_) return;
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(path_ + suffix, ignored);
+}
+
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k) {
   std::string spaced = text;
   for (char& c : spaced) {
@@ -44,9 +129,18 @@ void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k) {
   }
   std::istringstream in(spaced);
   std::string rest;
-  if (!(in >> m >> n >> k) || (in >> rest) || m < 0 || n < 0 || k < 0) {
+  if (!(in >> m >> n >> k) || (in >> rest)) {
     throw InvalidArgumentError(
-        fmt::format("shape '{}' must be MxNxK with non-negative integers, e.g. 4096x4096x4096", text));
+        fmt::format("shape '{}' must be MxNxK with integers, e.g. 4096x4096x4096", text));
+  }
+  try {
+    check_dimension("m", m, 1);
+    check_dimension("n", n, 1);
+    check_dimension("k", k, 1);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(
+        fmt::format("shape '{}': {}{}", text, e.what(),
+                    m == 0 || n == 0 || k == 0 ? " (a GEMM with a zero size launches no kernel)" : ""));
   }
 }
 

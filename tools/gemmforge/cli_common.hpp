@@ -9,8 +9,48 @@
 
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "db/exchange.hpp"
+#include "gemmforge/error.hpp"
 
 namespace gemmforge::cli {
+
+/// Exit statuses of every command, listed by `gemmforge --help` and the README.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 2;    ///< the command line or an input is invalid, or names nothing
+inline constexpr int kExitNoDevice = 3;   ///< the command needs a GPU and there is none
+inline constexpr int kExitDatabase = 4;   ///< a database cannot be opened, read or written
+inline constexpr int kExitGpu = 5;        ///< a CUDA, NVRTC or cuBLAS call failed
+inline constexpr int kExitInternal = 70;  ///< a bug in gemmforge; please report it
+/// The exit status of a failure of this kind.
+int exit_status(ErrorKind kind) noexcept;
+/// The table of exit statuses, for --help.
+std::string exit_status_help();
+
+/// The help text of every --db option.
+inline constexpr const char* kDbHelp =
+    "Tuning database (default: $GEMMFORGE_DB, else ~/.cache/gemmforge/gemmforge.db)";
+
+/// Progress on standard error while it is a terminal ("label: 42% (113 of 270 MB)"), redrawn at most
+/// five times a second and ended with a line break; nothing when standard error is a file or a pipe.
+/// `unit` is "bytes" or "entries".
+db::Progress terminal_progress(const std::string& label, const std::string& unit);
+
+/// Removes a database file that a command created and then failed in, so that a failed command leaves no
+/// empty database behind. Declare it before the Database, so the connection closes first.
+class NewFileGuard {
+ public:
+  explicit NewFileGuard(const std::string& path);
+  NewFileGuard(const NewFileGuard&) = delete;
+  NewFileGuard& operator=(const NewFileGuard&) = delete;
+  ~NewFileGuard();
+  /// The command succeeded: the file stays.
+  void keep() { keep_ = true; }
+
+ private:
+  std::string path_;
+  bool existed_ = true;
+  bool keep_ = false;
+};
 
 /// A subcommand: the CLI11 node holding its options, and what runs when it is chosen.
 struct Command {
@@ -25,8 +65,12 @@ using Registrar = Command (*)(CLI::App&);
 bool register_command(int order, Registrar registrar);
 /// Every registered subcommand, in order.
 std::vector<Command> make_commands(CLI::App& app);
+/// The value of an option restricted to `allowed`, for CLI11's check(): rejects anything else with a
+/// message listing the allowed values.
+CLI::Validator one_of(const std::vector<std::string>& allowed);
 
-/// Parses "4096x4096x4096" (also "4096 4096 4096") into m, n, k; throws InvalidArgumentError.
+/// Parses "4096x4096x4096" (also "4096 4096 4096") into m, n, k, each a size in 1..2147483647
+/// (check_dimension, as the APIs and imports check them); throws InvalidArgumentError.
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);
 
 /// One problem of a shape file: its sizes, and its layout and storage order where the line gives them.

@@ -2,7 +2,11 @@
 // (db/tuned/*.cubins), so that problems served from those results never wait for NVRTC. Needs no GPU.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli_common.hpp"
@@ -24,6 +28,7 @@ struct BundleOptions {
   std::string results;
   std::string output;
   unsigned threads = 0;
+  bool json = false;
 };
 
 int run_bundle(const BundleOptions& o) {
@@ -62,12 +67,28 @@ int run_bundle(const BundleOptions& o) {
     bytes += cubins.back().cubin.size();
   }
   const std::string bundle = rtc::write_cubin_bundle(cubins, rtc::nvrtc_version());
-  std::ofstream out(o.output, std::ios::binary);
+  // Written beside its destination and renamed into place: a failure leaves no truncated bundle behind.
+  const std::string temporary = fmt::format("{}.tmp-{}", o.output, ::getpid());
+  std::ofstream out(temporary, std::ios::binary);
   out << bundle;
   out.close();
-  if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", o.output));
-  fmt::print("{} cubins for {} ({:.1f} MB, {:.1f} MB compressed) written to {}\n", cubins.size(), arch,
-             bytes / 1e6, bundle.size() / 1e6, o.output);
+  std::error_code error;
+  if (out) std::filesystem::rename(temporary, o.output, error);
+  if (!out || error) {
+    std::filesystem::remove(temporary, error);
+    throw InvalidArgumentError(fmt::format("cannot write '{}'", o.output));
+  }
+  if (o.json) {
+    const nlohmann::json summary = {{"arch", arch},
+                                    {"cubins", cubins.size()},
+                                    {"bytes", bytes},
+                                    {"compressed_bytes", bundle.size()},
+                                    {"output", o.output}};
+    fmt::print("{}\n", summary.dump(2));
+  } else {
+    fmt::print("{} cubins for {} ({:.1f} MB, {:.1f} MB compressed) written to {}\n", cubins.size(), arch,
+               bytes / 1e6, bundle.size() / 1e6, o.output);
+  }
   return 0;
 }
 
@@ -81,6 +102,7 @@ Command register_bundle(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "Bundle file to write, e.g. db/tuned/sm_90.cubins")->required();
   cmd->add_option("--threads", o->threads, "NVRTC threads (0: one per hardware thread)")
       ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
   return {cmd, [o] { return run_bundle(*o); }};
 }
 

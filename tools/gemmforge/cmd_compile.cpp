@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "cli_common.hpp"
@@ -31,6 +32,7 @@ struct CompileOptions {
   int sample = 0;
   unsigned threads = 0;
   uint64_t sample_seed = 1;
+  bool json = false;
 };
 
 // Compiles `sample` random configs of the problem's space on `threads` threads and reports the compile
@@ -57,12 +59,26 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
     failed += r.ok ? 0 : 1;
   }
   std::sort(times.begin(), times.end());
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"template", tmpl.manifest.name()},
+                                      {"arch", o.arch},
+                                      {"problem", problem.to_string()},
+                                      {"configs", results.size()},
+                                      {"threads", threads},
+                                      {"median_ms", times[times.size() / 2]},
+                                      {"min_ms", times.front()},
+                                      {"max_ms", times.back()},
+                                      {"kernels_per_s", results.size() / wall_s},
+                                      {"failed", failed}}
+                           .dump(2));
+    return failed == 0 ? 0 : kExitGpu;
+  }
   fmt::print(
       "{} configs of {} for {} ({}) on {} thread(s): median {:.0f} ms per kernel (min {:.0f}, max {:.0f}), "
       "{:.1f} kernels/s, {} failed\n",
       results.size(), tmpl.manifest.name(), o.arch, problem.to_string(), threads, times[times.size() / 2],
       times.front(), times.back(), results.size() / wall_s, failed);
-  return failed == 0 ? 0 : 1;
+  return failed == 0 ? 0 : kExitGpu;
 }
 
 int run_compile(const CompileOptions& o) {
@@ -90,12 +106,43 @@ int run_compile(const CompileOptions& o) {
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
   const rtc::CompileResult result = rtc::compile(spec.request(library));
-  if (o.log || !result.ok) fmt::print("{}\n", result.log);
+  if ((o.log && !o.json) || !result.ok) fmt::print(stderr, "{}\n", result.log);
   if (!result.ok) {
     fmt::print(stderr, "options: {}\n", fmt::join(result.options, " "));
     throw NvrtcError(result.error, result.log, result.options);
   }
   const LaunchGeometry g = tmpl.manifest.geometry(spec.config, problem, device);
+  if (!o.output.empty()) {
+    std::ofstream out(o.output, std::ios::binary);
+    out.write(result.cubin.data(), static_cast<std::streamsize>(result.cubin.size()));
+    if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", o.output));
+  }
+  if (o.json) {
+    nlohmann::json out = {{"template", tmpl.manifest.name()},
+                          {"config", spec.config.key()},
+                          {"arch", o.arch},
+                          {"problem", problem.to_string()},
+                          {"cubin_bytes", result.cubin.size()},
+                          {"compile_ms", result.compile_ms},
+                          {"registers", result.usage.registers},
+                          {"spill_store_bytes", result.usage.spill_store_bytes},
+                          {"spill_load_bytes", result.usage.spill_load_bytes},
+                          {"stack_bytes", result.usage.stack_bytes},
+                          {"dynamic_smem_bytes", g.smem_bytes},
+                          {"static_smem_bytes", result.usage.static_smem_bytes},
+                          {"launch",
+                           {{"blocks", g.blocks()},
+                            {"threads", g.threads},
+                            {"split_k", g.split_k},
+                            {"k_per_split", g.k_per_split},
+                            {"tiles", g.tiles},
+                            {"whole_tiles", g.whole_tiles},
+                            {"stream_blocks", g.stream_blocks}}},
+                          {"cache_key", spec.cubin_key(library)}};
+    if (o.log) out["log"] = result.log;
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
   fmt::print("{} {} for {} ({})\n", tmpl.manifest.name(), spec.config.key(), o.arch, problem.to_string());
   fmt::print("  cubin           {} bytes, compiled in {:.0f} ms\n", result.cubin.size(), result.compile_ms);
   fmt::print("  registers       {} per thread\n", result.usage.registers);
@@ -111,11 +158,6 @@ int run_compile(const CompileOptions& o) {
   }
   fmt::print("\n");
   fmt::print("  cache key       {}\n", spec.cubin_key(library));
-  if (!o.output.empty()) {
-    std::ofstream out(o.output, std::ios::binary);
-    out.write(result.cubin.data(), static_cast<std::streamsize>(result.cubin.size()));
-    if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", o.output));
-  }
   return 0;
 }
 
@@ -132,17 +174,22 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("--arch", o->arch, "Target architecture: sm_80, sm_86, sm_89, sm_90, sm_90a")
       ->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem the config is checked against, MxNxK")->capture_default_str();
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
+  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
+      ->capture_default_str()
+      ->check(one_of({"nn", "nt", "tn", "tt"}));
   cmd->add_option("--dtype", o->dtype,
                   "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
                   "template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--order", o->order, "Storage order: row or col")
+      ->capture_default_str()
+      ->check(one_of({"row", "col"}));
   cmd->add_option("-o,--output", o->output, "Write the cubin to this file");
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   cmd->add_option("--sample", o->sample,
                   "Instead: compile N random configs of the space and report compile times");
   cmd->add_option("--threads", o->threads, "Compile threads for --sample (default: all hardware threads)");
   cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_compile(*o); }};
 }
 

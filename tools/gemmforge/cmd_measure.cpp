@@ -2,6 +2,8 @@
 // timed the same way in the same process. For exploring a template by hand; `tune` searches.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <random>
 
@@ -30,6 +32,7 @@ struct MeasureOptions {
   int sample = 0;
   uint64_t sample_seed = 1;
   double error_bound = 1e-5;
+  bool json = false;
 };
 
 int run_measure(const MeasureOptions& o) {
@@ -62,7 +65,7 @@ int run_measure(const MeasureOptions& o) {
       specs.push_back(rtc::make_spec(tmpl, config, problem, device.arch(), &device));
       requests.push_back(specs.back().request(library));
     } catch (const InvalidArgumentError& e) {
-      fmt::print("skipped: {}\n", e.what());
+      fmt::print(stderr, "skipped: {}\n", e.what());
     }
   }
   const auto compile_start = std::chrono::steady_clock::now();
@@ -74,28 +77,57 @@ int run_measure(const MeasureOptions& o) {
   tuner::TimingOptions timing;
   const tuner::Timing cublas = rig.time_cublas(timing);
   const double flops = problem.flops();
-  fmt::print("{} on {} ({} configs compiled in {:.1f} s on {} threads)\n", problem.to_string(), device.name,
-             configs.size(), compile_s, rtc::default_compile_threads());
-  fmt::print("{:>10} {:>9} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  {}\n", "ms", "TFLOP/s", "vs cuBLAS", "regs",
-             "occ", "spill", "rel.err", "compile", "config");
-  fmt::print("{:>10.4f} {:>9.2f} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  cuBLAS SGEMM\n", cublas.median_ms,
-             flops / cublas.median_ms / 1e9, "1.000", "", "", "", "", "");
+  nlohmann::json rows = nlohmann::json::array();
+  if (!o.json) {
+    fmt::print("{} on {} ({} configs compiled in {:.1f} s on {} threads)\n", problem.to_string(), device.name,
+               configs.size(), compile_s, rtc::default_compile_threads());
+    fmt::print("{:>10} {:>9} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  {}\n", "ms", "TFLOP/s", "vs cuBLAS", "regs",
+               "occ", "spill", "rel.err", "compile", "config");
+    fmt::print("{:>10.4f} {:>9.2f} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  cuBLAS SGEMM\n", cublas.median_ms,
+               flops / cublas.median_ms / 1e9, "1.000", "", "", "", "", "");
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     const rtc::CompileResult& c = compiled[i];
+    nlohmann::json row = {{"config", specs[i].config.key()}, {"compile_ms", c.compile_ms}};
     if (!c.ok) {
-      fmt::print("{:>10} compile error: {}  {}\n", "-", c.error, specs[i].config.key());
+      row["outcome"] = "compile_error";
+      row["reason"] = c.error;
+      if (!o.json) fmt::print("{:>10} compile error: {}  {}\n", "-", c.error, specs[i].config.key());
+      rows.push_back(std::move(row));
       continue;
     }
     const rtc::GemmKernel kernel(tmpl, c.cubin);
     const tuner::Measurement r = rig.evaluate(kernel, specs[i].config, timing, o.error_bound);
+    row["outcome"] = tuner::to_string(r.outcome);
     if (r.outcome != tuner::Outcome::kOk) {
-      fmt::print("{:>10} {}: {}  {}\n", "-", tuner::to_string(r.outcome), r.reason, specs[i].config.key());
+      row["reason"] = r.reason;
+      if (!o.json)
+        fmt::print("{:>10} {}: {}  {}\n", "-", tuner::to_string(r.outcome), r.reason, specs[i].config.key());
+      rows.push_back(std::move(row));
       continue;
     }
-    fmt::print("{:>10.4f} {:>9.2f} {:>9.3f} {:>5} {:>4} {:>6} {:>9.2e} {:>7.0f}ms  {}\n", r.timing.median_ms,
-               flops / r.timing.median_ms / 1e9, cublas.median_ms / r.timing.median_ms, r.registers,
-               r.occupancy_blocks, c.usage.spill_store_bytes, r.rel_error, c.compile_ms,
-               specs[i].config.key());
+    row["time_median_ms"] = r.timing.median_ms;
+    row["tflops"] = flops / r.timing.median_ms / 1e9;
+    row["ratio_vs_cublas"] = cublas.median_ms / r.timing.median_ms;
+    row["registers"] = r.registers;
+    row["occupancy_blocks"] = r.occupancy_blocks;
+    row["spill_store_bytes"] = c.usage.spill_store_bytes;
+    row["rel_error"] = r.rel_error;
+    rows.push_back(std::move(row));
+    if (!o.json) {
+      fmt::print("{:>10.4f} {:>9.2f} {:>9.3f} {:>5} {:>4} {:>6} {:>9.2e} {:>7.0f}ms  {}\n",
+                 r.timing.median_ms, flops / r.timing.median_ms / 1e9, cublas.median_ms / r.timing.median_ms,
+                 r.registers, r.occupancy_blocks, c.usage.spill_store_bytes, r.rel_error, c.compile_ms,
+                 specs[i].config.key());
+    }
+  }
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"problem", problem.to_string()},
+                                      {"device", device.name},
+                                      {"cublas_ms", cublas.median_ms},
+                                      {"compile_s", compile_s},
+                                      {"configs", rows}}
+                           .dump(2));
   }
   return 0;
 }
@@ -108,11 +140,15 @@ Command register_measure(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("measure", "Verify and time chosen template configs next to cuBLAS");
   cmd->add_option("--template", o->template_name, "Template name")->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem MxNxK")->capture_default_str();
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
+  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
+      ->capture_default_str()
+      ->check(one_of({"nn", "nt", "tn", "tt"}));
   cmd->add_option("--dtype", o->dtype,
                   "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
                   "template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--order", o->order, "Storage order: row or col")
+      ->capture_default_str()
+      ->check(one_of({"row", "col"}));
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--config", o->configs, "Config NAME=VALUE,... (repeatable)");
   cmd->add_flag("--seeds", o->seeds, "Measure the manifest's seed configs");
@@ -120,6 +156,7 @@ Command register_measure(CLI::App& app) {
   cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
   cmd->add_option("--pin", o->pins, "Fix a parameter of the sampled space, e.g. --pin BK=8");
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error bound")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_measure(*o); }};
 }
 

@@ -103,23 +103,12 @@ int run_query(const QueryOptions& o) {
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  if (m == 0 || n == 0 || k == 0) {
-    throw InvalidArgumentError(
-        fmt::format("shape {} has a zero size: such a call launches no GEMM kernel", o.shape));
-  }
   const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, o.dtype);
 
-  const std::string path = runtime::database_path_or_default(o.db);
-  std::optional<db::Database> opened = runtime::open_existing(path);
-  if (!opened && !o.db.empty()) throw NotFoundError(fmt::format("there is no database at '{}'", path));
-  std::optional<runtime::SharedDatabase> database;
-  std::optional<runtime::TunedSource> user;
-  if (opened) {
-    database.emplace(std::move(*opened));
-    user.emplace(*database, "database " + path);
-  }
+  // The user's database or export (read-only where it is not writable), then $GEMMFORGE_SITE_DB.
+  const runtime::ResultSources opened = runtime::open_result_sources(o.db, TemplateLibrary::instance());
   runtime::ResultSource& shipped = runtime::shipped_source();
-  runtime::ResultSource* user_source = user ? &*user : nullptr;
+  runtime::ResultSource* user_source = opened.source.get();
 
   runtime::ModelDevice device;
   if (!o.device_name.empty()) {
@@ -160,8 +149,9 @@ Command register_query(CLI::App& app) {
   cmd->add_option(
       "--device-name", o->device_name,
       "GPU model to answer for without a GPU, e.g. \"NVIDIA H200\" (recorded in a database, or known)");
-  cmd->add_option("--db", o->db,
-                  "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_option(
+      "--db", o->db,
+      "Tuning database or JSON export (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
   cmd->add_flag("--no-vendor", o->no_vendor, "Answer as a runtime that never serves cuBLAS");
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_query(*o); }};

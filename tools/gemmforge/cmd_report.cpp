@@ -1,12 +1,17 @@
 // `gemmforge report`: per tuned problem, the config served and the fastest trials with the columns of the
-// classic SGEMM tuning table. Reads the database only, so it runs without a GPU.
+// classic SGEMM tuning table. Reads a database (read-only where it is not writable), a JSON export, or the
+// results shipped inside gemmforge, so it runs without a GPU.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli_common.hpp"
 #include "db/database.hpp"
+#include "db/exchange.hpp"
 #include "gemmforge/error.hpp"
+#include "runtime/exchange_files.hpp"
+#include "runtime/shipped_results.hpp"
 #include "tuner/report.hpp"
 
 namespace gemmforge::cli {
@@ -21,6 +26,7 @@ struct ReportCliOptions {
   std::string dtype = "f32";  ///< type name of the problems --shape names
   int top = 5;
   bool json = false;
+  bool shipped = false;
 };
 
 // Matches problems by their sizes as the user states them (and by layout when one is given).
@@ -43,20 +49,48 @@ std::function<bool(const KernelProblem&)> problem_filter(const ReportCliOptions&
   };
 }
 
+// The shipped exports imported into a database in memory, checked as `gemmforge import` checks them.
+db::Database shipped_database() {
+  const runtime::ShippedFiles shipped = runtime::shipped_result_files();
+  db::Database database = db::Database::open(":memory:");
+  db::Importer importer(database, db::ImportPolicy::kFaster,
+                        runtime::import_checks(TemplateLibrary::instance()));
+  for (const auto& [name, text] : shipped.files) {
+    if (std::filesystem::path(name).extension() != ".json") continue;
+    std::istringstream in(text);
+    importer.read(in, shipped.origin + "/" + name);
+  }
+  const db::ImportReport report = importer.finish();
+  if (!report.committed) {
+    throw InvalidArgumentError(fmt::format("the shipped results do not import: {}",
+                                           report.rejections.empty() ? "" : report.rejections.front()));
+  }
+  return database;
+}
+
 int run_report(const ReportCliOptions& o) {
   if (o.top < 1) throw InvalidArgumentError(fmt::format("--top {} must be at least 1", o.top));
-  const std::string path = o.db.empty() ? db::Database::default_path() : o.db;
-  // Opening would create an empty database; a report of a file that does not exist is a mistake to show.
-  if (!std::filesystem::exists(path)) {
-    throw NotFoundError(
-        fmt::format("there is no tuning database at {}; run gemmforge tune first, or pass --db", path));
-  }
-  const db::Database database = db::Database::open(path);
+  if (o.shipped && !o.db.empty()) throw InvalidArgumentError("give --db or --shipped, not both");
   tuner::ReportFilter filter;
   filter.device = o.device;
   filter.problem = problem_filter(o);
   filter.top = o.top;
-  const std::vector<tuner::ProblemReport> reports = tuner::build_report(database, filter);
+  std::vector<tuner::ProblemReport> reports;
+  if (o.shipped) {
+    reports = tuner::build_report(shipped_database(), filter);
+  } else {
+    const std::string path = o.db.empty() ? db::Database::default_path() : o.db;
+    // Reading never creates a database: a report of a file that does not exist is a mistake to show.
+    const std::optional<db::Database> database = runtime::open_results(path, TemplateLibrary::instance());
+    if (!database) {
+      throw NotFoundError(fmt::format(
+          "there is no tuning database at {}; pass --db with a database or an export (e.g. --db "
+          "results.json), --shipped for the results built into gemmforge, or import results first "
+          "(gemmforge import FILE)",
+          path));
+    }
+    reports = tuner::build_report(*database, filter);
+  }
   if (o.json) {
     fmt::print("{}\n", tuner::report_json(reports));
   } else {
@@ -70,15 +104,16 @@ Command register_report(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "report",
       "Show the best and the fastest configs of each tuned problem (time, TFLOP/s, occupancy, ...)");
-  cmd->add_option("--db", o->db,
-                  "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_option("--db", o->db, std::string(kDbHelp) + ", or a JSON export");
+  cmd->add_flag("--shipped", o->shipped, "Report the results shipped inside gemmforge (db/tuned/)");
   cmd->add_option("--device", o->device, "Only this GPU: UUID or (part of) its name, as recorded");
   cmd->add_option("--shape", o->shapes, "Only problems of this MxNxK (repeatable)");
   cmd->add_option("--layout", o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
   cmd->add_option("--dtype", o->dtype, "With --shape: the problems' type (f32, f16, bf16, bf16>f32, ...)")
       ->capture_default_str();
   cmd->add_option("--order", o->order, "With --shape: storage order the shape is given in, row or col")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_of({"row", "col"}));
   cmd->add_option("--top", o->top, "Fastest configs shown per problem")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_report(*o); }};

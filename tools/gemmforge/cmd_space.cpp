@@ -107,16 +107,20 @@ Command register_space(CLI::App& app) {
       app.add_subcommand("space", "Show a template's parameters, or count its search space for a problem");
   cmd->add_option("--template", o->template_name, "Template name")->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem MxNxK; without it the manifest is printed");
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
+  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
+      ->capture_default_str()
+      ->check(one_of({"nn", "nt", "tn", "tt"}));
   cmd->add_option("--dtype", o->dtype,
                   "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
                   "template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--order", o->order, "Storage order: row or col")
+      ->capture_default_str()
+      ->check(one_of({"row", "col"}));
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--arch", o->arch,
                   "Use nominal limits of an architecture instead of a GPU (sm_80 ... sm_90a)");
   cmd->add_option("--pin", o->pins, "Fix a parameter, e.g. --pin BK=8 (repeatable)");
-  cmd->add_option("--list", o->list, "Also print the first N valid configs");
+  cmd->add_option("--list", o->list, "Also print the first N valid configs")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_space(*o); }};
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -46,6 +47,7 @@ struct TuneCliOptions {
   double timeout_s = 0;
   unsigned threads = 0;
   size_t batch = 0;
+  bool json = false;
 };
 
 // The exact command, for the runs table.
@@ -83,10 +85,6 @@ std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
   const std::optional<std::array<int, 3>> align = parse_align(o.align);
   std::vector<KernelProblem> problems;
   for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
-    if (s.m == 0 || s.n == 0 || s.k == 0) {
-      throw InvalidArgumentError(
-          fmt::format("shape {}x{}x{} has a zero size: such a call launches no GEMM kernel", s.m, s.n, s.k));
-    }
     const std::string order = s.order.empty() ? o.order : s.order;
     KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order, o.dtype);
     if (align) {
@@ -160,6 +158,34 @@ void print_summary(const tuner::TuneReport& report) {
   }
 }
 
+nlohmann::json summary_json(const tuner::TuneReport& report) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const tuner::ProblemSummary& p : report.problems) {
+    nlohmann::json best = nullptr;
+    if (p.best) {
+      best = {{"template", p.best->template_name},
+              {"config", p.best->config_key},
+              {"time_ms", p.best->time_median_ms.value_or(0)},
+              {"tflops", p.best->tflops.value_or(0)},
+              {"ratio_vs_cublas", p.best->ratio_vs_cublas.value_or(0)}};
+    }
+    problems.push_back({{"problem", p.problem.to_string()},
+                        {"candidates", p.candidates},
+                        {"evaluations", p.evaluations},
+                        {"measured", p.measured},
+                        {"failed", p.failed},
+                        {"compiled", p.compiled},
+                        {"cublas_ms", p.cublas_ms},
+                        {"wall_s", p.wall_s},
+                        {"best", best}});
+  }
+  return {{"device", report.device.name},
+          {"run", report.run_id},
+          {"wall_s", report.wall_s},
+          {"worker_restarts", report.worker_restarts},
+          {"problems", problems}};
+}
+
 int run_tune(const TuneCliOptions& o) {
   // Everything that can be checked without side effects comes first; the database is opened (and
   // created) only once a GPU is known to be there, so a failed start writes nothing.
@@ -214,7 +240,11 @@ int run_tune(const TuneCliOptions& o) {
   options.command = command_line();
   options.worker.device = ordinal;
   const tuner::TuneReport report = tuner::tune(database, options);
-  print_summary(report);
+  if (o.json) {
+    fmt::print("{}\n", summary_json(report).dump(2));
+  } else {
+    print_summary(report);
+  }
   return 0;
 }
 
@@ -254,6 +284,7 @@ Command register_tune(CLI::App& app) {
                 "Measure configs that spill registers instead of skipping them");
   cmd->add_flag("--no-vendor", o->no_vendor, "Do not record cuBLAS's time of each problem as a candidate");
   cmd->add_flag("--quiet", o->quiet, "No progress line (for scripts)");
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("--from-misses", o->from_misses,
                 "Also tune the problems served untuned on this GPU (misses table)");
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error allowed against cuBLAS")

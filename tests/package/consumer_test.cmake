@@ -1,0 +1,36 @@
+# Installs this build of gemmforge into a fresh prefix, then configures, builds and runs the consumer project
+# against it with find_package(gemmforge). Arguments: -DBINARY_DIR (the gemmforge build), -DSOURCE_DIR (the
+# consumer project), -DWORK_DIR (a scratch folder, emptied first).
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "failed (${status}): ${ARGN}\n${output}")
+  endif()
+  set(output "${output}" PARENT_SCOPE)
+endfunction()
+
+run(${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix)
+file(GLOB_RECURSE exported ${WORK_DIR}/prefix/*/gemmforgeTargets*.cmake)
+file(GLOB_RECURSE main_file ${WORK_DIR}/prefix/*/gemmforgeTargets.cmake)
+file(READ ${main_file} text)
+if(NOT text MATCHES "INTERFACE_COMPILE_FEATURES \"cxx_std_17\"")
+  message(FATAL_ERROR "${main_file} does not state cxx_std_17")
+endif()
+foreach(file IN LISTS exported)
+  file(READ ${file} text)
+  if(text MATCHES "/[^;\"]*libnvrtc[^;\"]*")
+    message(FATAL_ERROR "${file} names NVRTC by a path of the building machine: ${CMAKE_MATCH_0}")
+  endif()
+endforeach()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer ${WORK_DIR}/app.db)
+message(STATUS "${output}")
+if(NOT output MATCHES "gemmforge (reports no GPU|serves on a GPU)")
+  message(FATAL_ERROR "the consumer printed: ${output}")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})

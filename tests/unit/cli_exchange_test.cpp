@@ -1,0 +1,133 @@
+// The gemmforge tool doing what its conventions promise with good input: --version and the exit statuses
+// in --help, imports of several files and of standard input, report and query reading exports and the
+// shipped results directly, and merges that give the same database whatever the order of their inputs.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "db/schema.hpp"
+#include "runtime_test_support.hpp"
+#include "support/export_generator.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+using nlohmann::json;
+using test_support::generated_problem;
+using test_support::write_generated_export;
+
+std::string quoted(const std::string& path) {
+  return "'" + path + "'";
+}
+
+int64_t count(const std::string& database, const char* table) {
+  SQLite::Database raw(database, SQLite::OPEN_READONLY);
+  return raw.execAndGet(std::string("SELECT count(*) FROM ") + table).getInt64();
+}
+
+class CliExchange : public ::testing::Test {
+ protected:
+  // The tool with no default database outside the folder.
+  CommandResult tool(const std::string& arguments) const {
+    return run_command("GEMMFORGE_DB=" + quoted(folder_.file("default.db")) +
+                       " HOME=" + quoted(folder_.path().string()) + " XDG_CACHE_HOME= " + gemmforge_tool() +
+                       " " + arguments);
+  }
+  // An export of `problems` generated problems from `first` on, three configs each.
+  std::string generated(const std::string& name, int64_t problems, int64_t first) const {
+    write_generated_export(folder_.file(name), problems, 3, first);
+    return folder_.file(name);
+  }
+
+  TempFolder folder_;
+};
+
+TEST_F(CliExchange, VersionNamesTheSchemaAndFormatAndHelpListsTheExitStatuses) {
+  const CommandResult version = tool("--version");
+  EXPECT_EQ(version.status, 0) << version.output;
+  EXPECT_NE(version.output.find("gemmforge 0."), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("database schema version " +
+                                std::to_string(db::builtin_migrations().back().version)),
+            std::string::npos)
+      << version.output;
+  EXPECT_NE(version.output.find("export format version 1"), std::string::npos) << version.output;
+  const CommandResult help = tool("--help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* line : {"Exit status:", "  2   invalid command line or input",
+                           "  4   a database cannot be", "  70  an internal error"}) {
+    EXPECT_NE(help.output.find(line), std::string::npos) << line << "\n" << help.output;
+  }
+}
+
+TEST_F(CliExchange, ImportReadsSeveralFilesAndStandardInputInOneTransaction) {
+  const std::string a = generated("a.json", 40, 0);
+  const std::string b = generated("b.json", 40, 40);
+  const std::string c = generated("c.json", 40, 80);
+  const std::string database = folder_.file("team.db");
+  const CommandResult both =
+      tool("import " + quoted(a) + " " + quoted(b) + " --json --db " + quoted(database));
+  ASSERT_EQ(both.status, 0) << both.output;
+  const json report = json::parse(both.output);
+  EXPECT_EQ(report["results"]["imported"], 80);
+  EXPECT_EQ(report["committed"], true);
+  EXPECT_EQ(count(database, "best"), 80);
+  const CommandResult piped = tool("import - --db " + quoted(database) + " < " + quoted(c));
+  ASSERT_EQ(piped.status, 0) << piped.output;
+  EXPECT_EQ(count(database, "best"), 120);
+  EXPECT_EQ(count(database, "trials"), 360);
+}
+
+TEST_F(CliExchange, ReportAndQueryReadAnExportAndTheShippedResultsDirectly) {
+  const std::string exported = generated("results.json", 30, 0);
+  const KernelProblem p = generated_problem(7);
+  const CommandResult query =
+      tool("query --device-name 'NVIDIA H200' --json --shape " + std::to_string(p.m) + "x" +
+           std::to_string(p.n) + "x" + std::to_string(p.k) + " --db " + quoted(exported));
+  ASSERT_EQ(query.status, 0) << query.output;
+  EXPECT_EQ(json::parse(query.output)["level"], "exact");
+  const CommandResult report = tool("report --json --top 1 --db " + quoted(exported));
+  ASSERT_EQ(report.status, 0) << report.output;
+  EXPECT_EQ(json::parse(report.output).size(), 30u);
+  const CommandResult shipped = tool("report --shipped --top 1");
+  ASSERT_EQ(shipped.status, 0) << shipped.output;
+  EXPECT_NE(shipped.output.find("NVIDIA H200"), std::string::npos) << shipped.output;
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db"))) << "reading created a database";
+}
+
+TEST_F(CliExchange, MergeGivesTheSameDatabaseWhateverTheOrderOfItsInputs) {
+  const std::string a = generated("a.json", 30, 0);
+  const std::string b = generated("b.json", 30, 20);  // ten problems in common
+  const std::string from_a = folder_.file("from_a.db");
+  ASSERT_EQ(tool("import " + quoted(a) + " --db " + quoted(from_a)).status, 0);
+  const CommandResult forward =
+      tool("merge " + quoted(from_a) + " " + quoted(b) + " -o " + quoted(folder_.file("ab.db")));
+  ASSERT_EQ(forward.status, 0) << forward.output;
+  const CommandResult backward =
+      tool("merge " + quoted(b) + " " + quoted(from_a) + " -o " + quoted(folder_.file("ba.db")));
+  ASSERT_EQ(backward.status, 0) << backward.output;
+  EXPECT_EQ(count(folder_.file("ab.db"), "best"), 50);
+  EXPECT_EQ(count(folder_.file("ab.db"), "trials"), 150);
+  for (const char* name : {"ab", "ba"}) {
+    const CommandResult exported =
+        tool(std::string("export --all-trials -o ") + quoted(folder_.file(std::string(name) + ".json")) +
+             " --db " + quoted(folder_.file(std::string(name) + ".db")));
+    ASSERT_EQ(exported.status, 0) << exported.output;
+  }
+  json ab = json::parse(std::ifstream(folder_.file("ab.json")));
+  json ba = json::parse(std::ifstream(folder_.file("ba.json")));
+  ab.erase("exported_at");
+  ba.erase("exported_at");
+  for (json* doc : {&ab, &ba}) {
+    for (json& device : (*doc)["devices"]) {
+      device.erase("first_seen");
+      device.erase("last_seen");
+    }
+  }
+  EXPECT_TRUE(ab == ba) << "the merges differ";
+}
+
+}  // namespace
+}  // namespace gemmforge::testing
