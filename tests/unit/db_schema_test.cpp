@@ -126,7 +126,7 @@ TEST(DbSchema, OldDatabaseIsUpgradedByALaterMigrationKeepingItsData) {
             "test addition");
 }
 
-TEST(DbSchema, MigrationTwoKeepsFp32ProblemsAndStoresAlignmentsInBytes) {
+TEST(DbSchema, SixteenBitMigrationKeepsFp32ProblemsAndStoresAlignmentsInBytes) {
   TempFolder folder;
   const std::string path = folder.file("v1.db");
   {

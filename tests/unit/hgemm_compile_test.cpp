@@ -1,6 +1,7 @@
-// The FP16/BF16 tensor-core template without a GPU: every seed and a sample of its space compile with NVRTC
-// for sm_80, sm_90 and sm_90a, for both 16-bit types, both kinds of C, every layout and unaligned leading
-// dimensions, without spills; the SASS runs on HMMA fed by LDSM (where cuobjdump is installed).
+// The FP16/BF16 tensor-core template without a GPU: every seed compiles with NVRTC for sm_80, sm_90 and
+// sm_90a, and a sample of its space for sm_80 and sm_90, for both 16-bit types, both kinds of C, every layout
+// and unaligned leading dimensions; seeds without spills; the SASS runs on HMMA fed by LDSM (where cuobjdump
+// is installed).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -53,7 +54,7 @@ struct Case {
 
 // Seeds (their copy widths fitted to the problem) over types, layouts and alignments, and a random sample
 // of each problem's tuning space; one case per cubin.
-std::vector<Case> cases_for(const std::string& arch) {
+std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
   const DeviceInfo device = DeviceInfo::nominal(arch);
   const TemplateLibrary& library = TemplateLibrary::instance();
   std::vector<Case> cases;
@@ -77,6 +78,7 @@ std::vector<Case> cases_for(const std::string& arch) {
   for (size_t s = 0; s < seeds.size(); ++s) {
     add(seeds[s], half_problem(1024, 1024, 1024, layouts[s % 4], types[s % 4]));
   }
+  if (seeds_only) return cases;
   // The first seed that fits, in every layout, and over odd leading dimensions (realigned copies, scalar
   // stores of C) and leading dimensions aligned to 4 and 2 elements (narrow cp.async).
   const auto add_first_fitting = [&](const KernelProblem& problem) {
@@ -162,10 +164,11 @@ TEST(HalfTemplate, SixteenBitCSplitsKOnlyThroughTheWorkspace) {
 
 TEST(HalfTemplate, SeedsAndASampleCompileForSm80Sm90AndSm90aWithoutSpillsOnHmmaAndLdsm) {
   std::vector<Case> cases;
+  // sm_90a (what a later wgmma family needs) compiles the seeds; sm_80 and sm_90 everything.
   for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
-    for (Case& c : cases_for(arch)) cases.push_back(std::move(c));
+    for (Case& c : cases_for(arch, std::string(arch) == "sm_90a")) cases.push_back(std::move(c));
   }
-  ASSERT_GE(cases.size(), 40u);
+  ASSERT_GE(cases.size(), 30u);
   std::vector<CompileRequest> requests;
   for (const Case& c : cases) requests.push_back(c.spec.request(TemplateLibrary::instance()));
   const std::vector<CompileResult> results = compile_all(requests);
