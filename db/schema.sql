@@ -160,3 +160,30 @@ CREATE TABLE misses (
 -- no built-in template's) proves nothing about the code this gemmforge would launch: it is kept for the
 -- record with servable = 0 and never becomes the best of its problem.
 ALTER TABLE trials ADD COLUMN servable INTEGER NOT NULL DEFAULT 1 CHECK (servable IN (0, 1));
+
+-- migration 3: problems name C's type, and keep alignments in bytes
+-- dtype is the type of A and B (and how they are multiplied: tf32), c_dtype the type of C, which may be f32
+-- for 16-bit operands. Alignments are the widest aligned vector in bytes (up to 16), so that 16-bit operands
+-- can state 8 elements; the rows stored so far, all of 4-byte elements, keep their meaning.
+CREATE TABLE problems_v2 (
+  id INTEGER PRIMARY KEY,
+  dtype TEXT NOT NULL,
+  c_dtype TEXT NOT NULL,
+  a_trans INTEGER NOT NULL CHECK (a_trans IN (0, 1)),
+  b_trans INTEGER NOT NULL CHECK (b_trans IN (0, 1)),
+  m INTEGER NOT NULL CHECK (m >= 1),
+  n INTEGER NOT NULL CHECK (n >= 1),
+  k INTEGER NOT NULL CHECK (k >= 1),
+  align_a INTEGER NOT NULL CHECK (align_a IN (1, 2, 4, 8, 16)),
+  align_b INTEGER NOT NULL CHECK (align_b IN (1, 2, 4, 8, 16)),
+  align_c INTEGER NOT NULL CHECK (align_c IN (1, 2, 4, 8, 16)),
+  UNIQUE (dtype, c_dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
+);
+INSERT INTO problems_v2 (id, dtype, c_dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
+  SELECT id, dtype, CASE WHEN dtype IN ('f16', 'bf16') THEN dtype ELSE 'f32' END, a_trans, b_trans, m, n, k,
+         align_a * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END),
+         align_b * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END),
+         align_c * (CASE WHEN dtype IN ('f16', 'bf16') THEN 2 ELSE 4 END)
+  FROM problems;
+DROP TABLE problems;
+ALTER TABLE problems_v2 RENAME TO problems;

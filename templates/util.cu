@@ -93,3 +93,110 @@ extern "C" __global__ void gf_scale(float* c, long long rows, long long cols, lo
     *p = beta == 0.0f ? 0.0f : beta * *p;
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Typed variants for 16-bit and mixed GEMMs. `type` is gemmforge's Dtype: 0 f32, 1 tf32 (FP32 storage),
+// 2 f16, 3 bf16.
+namespace {
+
+__device__ __forceinline__ float load_as_float(const void* data, long long i, int type) {
+  if (type == 2) {
+    float out;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(out) : "h"(static_cast<const unsigned short*>(data)[i]));
+    return out;
+  }
+  if (type == 3)
+    return __uint_as_float(static_cast<unsigned>(static_cast<const unsigned short*>(data)[i]) << 16);
+  return static_cast<const float*>(data)[i];
+}
+
+}  // namespace
+
+// Converts `count` consecutive floats into `type` (rounding to nearest even), `dst` holding count elements.
+extern "C" __global__ void gf_convert_floats(const float* src, void* dst, long long count, int type) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float x = src[i];
+    unsigned short bits;
+    if (type == 2) {
+      asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(bits) : "f"(x));
+      static_cast<unsigned short*>(dst)[i] = bits;
+    } else if (type == 3) {
+      asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(x));
+      static_cast<unsigned short*>(dst)[i] = bits;
+    } else {
+      static_cast<float*>(dst)[i] = x;
+    }
+  }
+}
+
+// Writes one 16-bit pattern over `count` consecutive 16-bit elements.
+extern "C" __global__ void gf_fill_bits16(unsigned short* data, long long count, unsigned bits) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    data[i] = static_cast<unsigned short>(bits);
+  }
+}
+
+// gf_compare for C and the reference of any type (read as floats).
+extern "C" __global__ void gf_compare_typed(const void* c, long long ldc, const void* ref, long long ldr,
+                                            long long rows, long long cols, int type, double* sums,
+                                            unsigned long long* counts) {
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  unsigned long long bad = 0;
+  const long long count = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long r = i / cols;
+    const long long col = i % cols;
+    const float x = load_as_float(c, r * ldc + col, type);
+    const float y = load_as_float(ref, r * ldr + col, type);
+    if (!isfinite(x)) ++bad;
+    const double d = (double)x - (double)y;
+    diff2 += d * d;
+    ref2 += (double)y * (double)y;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    diff2 += __shfl_down_sync(0xffffffffu, diff2, offset);
+    ref2 += __shfl_down_sync(0xffffffffu, ref2, offset);
+    bad += __shfl_down_sync(0xffffffffu, bad, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&sums[0], diff2);
+    atomicAdd(&sums[1], ref2);
+    atomicAdd(&counts[0], bad);
+  }
+}
+
+// gf_count_changed_padding for 16-bit elements.
+extern "C" __global__ void gf_count_changed_padding16(const unsigned short* data, long long rows,
+                                                      long long cols, long long ld, unsigned bits,
+                                                      unsigned long long* changed) {
+  const long long pad = ld - cols;
+  const long long count = rows * pad;
+  unsigned long long local = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    if (data[(i / pad) * ld + cols + i % pad] != static_cast<unsigned short>(bits)) ++local;
+  }
+  if (local != 0) atomicAdd(changed, local);
+}
+
+// gf_scale for a 16-bit C: C = beta * C, rounded to nearest even; beta == 0 writes zeros without reading C.
+extern "C" __global__ void gf_scale16(unsigned short* c, long long rows, long long cols, long long ldc,
+                                      float beta, int type) {
+  const long long count = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    unsigned short* p = c + (i / cols) * ldc + i % cols;
+    const float x = beta == 0.0f ? 0.0f : beta * load_as_float(p, 0, type);
+    unsigned short bits;
+    if (type == 3) {
+      asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(x));
+    } else {
+      asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(bits) : "f"(x));
+    }
+    *p = bits;
+  }
+}

@@ -17,6 +17,7 @@ enum class ErrorKind {
   kCublas,           ///< a cuBLAS call failed
   kDatabase,         ///< the tuning database is unreadable, corrupt or could not be written
   kNotFound,         ///< something asked for by name does not exist (template, device, problem)
+  kNotSupported,     ///< a valid request that gemmforge does not compute (a combination of types)
   kInternal,         ///< a broken invariant inside gemmforge
 };
 
@@ -88,6 +89,12 @@ class DatabaseError : public Error {
 class NotFoundError : public Error {
  public:
   explicit NotFoundError(const std::string& message) : Error(ErrorKind::kNotFound, message) {}
+};
+
+/// A valid request gemmforge does not compute, such as a combination of types cuBLAS has and gemmforge lacks.
+class NotSupportedError : public Error {
+ public:
+  explicit NotSupportedError(const std::string& message) : Error(ErrorKind::kNotSupported, message) {}
 };
 
 /// An invariant inside gemmforge was broken; please report it.

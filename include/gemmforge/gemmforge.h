@@ -32,6 +32,24 @@ typedef enum {
 /** op(X), with the values of cublasOperation_t. For real data C (conjugate transpose) equals T. */
 typedef enum { GEMMFORGE_OP_N = 0, GEMMFORGE_OP_T = 1, GEMMFORGE_OP_C = 2 } gemmforgeOperation_t;
 
+/** Element type of a matrix, with the values of cudaDataType_t (CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF). */
+typedef enum { GEMMFORGE_R_32F = 0, GEMMFORGE_R_16F = 2, GEMMFORGE_R_16BF = 14 } gemmforgeDataType_t;
+
+/** How products are computed and summed, with the values of cublasComputeType_t. Every one sums in FP32 with
+ *  alpha and beta given as floats. 32F and 32F_PEDANTIC multiply the stored values as they are (for FP32
+ *  operands, FP32 FFMA-level accuracy); 32F_FAST_TF32 lets FP32 operands be rounded to TF32 for the tensor
+ *  cores; 32F_FAST_16F and 32F_FAST_16BF allow it without requiring it (gemmforge computes them as 32F). */
+typedef enum {
+  GEMMFORGE_COMPUTE_32F = 68,
+  GEMMFORGE_COMPUTE_32F_PEDANTIC = 69,
+  GEMMFORGE_COMPUTE_32F_FAST_16F = 74,
+  GEMMFORGE_COMPUTE_32F_FAST_16BF = 75,
+  GEMMFORGE_COMPUTE_32F_FAST_TF32 = 77
+} gemmforgeComputeType_t;
+
+/** cublasGemmAlgo_t's place in the argument list: a hint gemmforge ignores (it picks its own kernel). */
+typedef enum { GEMMFORGE_GEMM_DEFAULT = -1 } gemmforgeGemmAlgo_t;
+
 /** Creates a handle on the current CUDA device with the default tuning database ($GEMMFORGE_DB, else
  *  $XDG_CACHE_HOME/gemmforge/gemmforge.db, else ~/.cache/gemmforge/gemmforge.db). *handle is NULL after a
  *  failure: GEMMFORGE_STATUS_NO_DEVICE without a GPU, ARCH_MISMATCH, DATABASE_ERROR. With the environment
@@ -63,6 +81,38 @@ gemmforgeStatus_t gemmforgeSgemm(gemmforgeHandle_t handle, gemmforgeOperation_t 
                                  gemmforgeOperation_t transb, int m, int n, int k, const float* alpha,
                                  const float* A, int lda, const float* B, int ldb, const float* beta,
                                  float* C, int ldc);
+
+/** cublasSgemmStridedBatched: batchCount products, the i-th on A + i * strideA, B + i * strideB and
+ *  C + i * strideC (strides in elements). batchCount = 0 returns at once; a negative batchCount or stride,
+ *  or a strideC that makes two outputs overlap, is GEMMFORGE_STATUS_INVALID_VALUE. */
+gemmforgeStatus_t gemmforgeSgemmStridedBatched(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                               gemmforgeOperation_t transb, int m, int n, int k,
+                                               const float* alpha, const float* A, int lda, long long strideA,
+                                               const float* B, int ldb, long long strideB, const float* beta,
+                                               float* C, int ldc, long long strideC, int batchCount);
+
+/** cublasGemmEx with FP32 accumulation: the arguments and column-major semantics of gemmforgeSgemm, with each
+ *  matrix's element type and the compute type stated. alpha and beta point to floats. Supported:
+ *  Atype = Btype = 16F or 16BF with Ctype the same or 32F; Atype = Btype = Ctype = 32F (32F_FAST_TF32: TF32
+ *  products). Another combination returns GEMMFORGE_STATUS_NOT_SUPPORTED naming it; an enum value outside the
+ *  ones above, or any argument gemmforgeSgemm would refuse, GEMMFORGE_STATUS_INVALID_VALUE, before any CUDA
+ *  call. `algo` is ignored. */
+gemmforgeStatus_t gemmforgeGemmEx(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                  gemmforgeOperation_t transb, int m, int n, int k, const void* alpha,
+                                  const void* A, gemmforgeDataType_t Atype, int lda, const void* B,
+                                  gemmforgeDataType_t Btype, int ldb, const void* beta, void* C,
+                                  gemmforgeDataType_t Ctype, int ldc, gemmforgeComputeType_t computeType,
+                                  gemmforgeGemmAlgo_t algo);
+
+/** cublasGemmStridedBatchedEx: gemmforgeGemmEx over a batch, strides as in gemmforgeSgemmStridedBatched. */
+gemmforgeStatus_t gemmforgeGemmStridedBatchedEx(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                                gemmforgeOperation_t transb, int m, int n, int k,
+                                                const void* alpha, const void* A, gemmforgeDataType_t Atype,
+                                                int lda, long long strideA, const void* B,
+                                                gemmforgeDataType_t Btype, int ldb, long long strideB,
+                                                const void* beta, void* C, gemmforgeDataType_t Ctype, int ldc,
+                                                long long strideC, int batchCount,
+                                                gemmforgeComputeType_t computeType, gemmforgeGemmAlgo_t algo);
 
 /** A static string naming a status, e.g. "GEMMFORGE_STATUS_INVALID_VALUE"; never NULL. */
 const char* gemmforgeGetStatusString(gemmforgeStatus_t status);

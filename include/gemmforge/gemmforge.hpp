@@ -2,6 +2,8 @@
 // The C API with cuBLAS's argument order is gemmforge.h.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -78,7 +80,10 @@ struct GemmShape {
   int64_t ldb = 0;
   int64_t ldc = 0;
   Order order = Order::kColMajor;
+  /// A's and B's type.
   Dtype dtype = Dtype::kF32;
+  /// C's type: unset for A's and B's (FP32 for tf32), or FP32 with 16-bit operands.
+  std::optional<Dtype> c_dtype;
 };
 
 /// How a Runtime is set up.
@@ -157,8 +162,8 @@ class ArchMismatchError : public Error {
 /// the model in the background. With RuntimeOptions::tune_at_first_use, problems served without a tuned
 /// result are also tuned in the background, and switch to their tuned kernel once it is stored.
 ///
-/// Element types: FP32 today. Others arrive as overloads of gemm() on their element type (FP16, BF16)
-/// or as a Dtype of the float overload (TF32); the problem key and the database already carry the dtype.
+/// Element types: FP32, and FP16 and BF16 operands (tensor cores, FP32 accumulation) with a C of their own
+/// type or FP32, as overloads of gemm() on the element types; any of them over strided batches.
 ///
 /// Thread-safe: any number of threads may call gemm() concurrently, on the same or different streams.
 /// The destructor ends a tune at first use in flight and waits for the GPU, as cublasDestroy does. Move-only;
@@ -182,6 +187,31 @@ class Runtime {
   void gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc, Order order = Order::kColMajor,
             cudaStream_t stream = nullptr);
+
+  /// The same for 16-bit operands, summed in FP32 and stored as C's type (cublasGemmEx with
+  /// CUBLAS_COMPUTE_32F): FP16 or BF16 operands with a C of their type or FP32.
+  void gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const __half* a, int64_t lda,
+            const __half* b, int64_t ldb, float beta, __half* c, int64_t ldc, Order order = Order::kColMajor,
+            cudaStream_t stream = nullptr);
+  void gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const __half* a, int64_t lda,
+            const __half* b, int64_t ldb, float beta, float* c, int64_t ldc, Order order = Order::kColMajor,
+            cudaStream_t stream = nullptr);
+  void gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const __nv_bfloat16* a,
+            int64_t lda, const __nv_bfloat16* b, int64_t ldb, float beta, __nv_bfloat16* c, int64_t ldc,
+            Order order = Order::kColMajor, cudaStream_t stream = nullptr);
+  void gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const __nv_bfloat16* a,
+            int64_t lda, const __nv_bfloat16* b, int64_t ldb, float beta, float* c, int64_t ldc,
+            Order order = Order::kColMajor, cudaStream_t stream = nullptr);
+
+  /// `batch_count` products of operands of `dtype` into a C of `c_dtype` (kTf32: FP32 data, TF32 products),
+  /// the i-th on a + i * stride_a, b + i * stride_b, c + i * stride_c (strides in elements, as
+  /// cublasGemmStridedBatchedEx). Throws InvalidArgumentError for a bad argument (before any CUDA call) and
+  /// NotSupportedError for a combination of types gemmforge does not compute.
+  void gemm_strided_batched(Dtype dtype, Dtype c_dtype, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
+                            int64_t ldb, int64_t stride_b, float beta, void* c, int64_t ldc, int64_t stride_c,
+                            int64_t batch_count, Order order = Order::kColMajor,
+                            cudaStream_t stream = nullptr);
 
   /// The plan gemm() uses (or would use) for a shape, without compiling or launching anything.
   PlanInfo query(const GemmShape& shape) const;

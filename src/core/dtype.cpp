@@ -1,18 +1,72 @@
 // Facts about the element types.
 #include "core/dtype.hpp"
 
+#include <array>
+
+#include "core/device_info.hpp"
+
 namespace gemmforge {
+namespace {
+
+// cudaDataType_t and cublasComputeType_t values (library_types.h, cublas_api.h), which core does not include.
+constexpr int kCudaR32F = 0;
+constexpr int kCudaR16F = 2;
+constexpr int kCudaR16BF = 14;
+constexpr int kComputeF32 = 68;          // CUBLAS_COMPUTE_32F
+constexpr int kComputeF32FastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+
+// Indexed by Dtype.
+constexpr std::array<DtypeFacts, 4> kFacts = {{
+    {Dtype::kF32, "f32", 4, kCudaR32F, kComputeF32, false, 1e-5, 0x1p-23},
+    // TF32 operands keep 10 mantissa bits: products of two roundings differ from cuBLAS's by up to 2^-10.
+    {Dtype::kTf32, "tf32", 4, kCudaR32F, kComputeF32FastTf32, true, 2e-3, 0x1p-23},
+    {Dtype::kF16, "f16", 2, kCudaR16F, kComputeF32, true, 1e-4, 0x1p-10},
+    {Dtype::kBf16, "bf16", 2, kCudaR16BF, kComputeF32, true, 1e-4, 0x1p-7},
+}};
+
+}  // namespace
+
+const DtypeFacts& dtype_facts(Dtype dtype) noexcept {
+  const auto index = static_cast<size_t>(dtype);
+  return kFacts[index < kFacts.size() ? index : 0];
+}
 
 int element_bytes(Dtype dtype) noexcept {
-  switch (dtype) {
-    case Dtype::kF16:
-    case Dtype::kBf16:
-      return 2;
-    case Dtype::kF32:
-    case Dtype::kTf32:
-      break;
+  return dtype_facts(dtype).bytes;
+}
+
+bool dtype_from_cuda(int cuda_data_type, Dtype& dtype) noexcept {
+  for (const DtypeFacts& facts : kFacts) {
+    // FP32 storage means FP32; TF32 is a compute type, never a storage type.
+    if (facts.cuda_data_type == cuda_data_type && facts.dtype != Dtype::kTf32) {
+      dtype = facts.dtype;
+      return true;
+    }
   }
-  return 4;
+  return false;
+}
+
+double verification_tolerance(Dtype input, Dtype output) noexcept {
+  const double rounding = output == Dtype::kF32 ? 0.0 : dtype_facts(output).epsilon;
+  return dtype_facts(input).accumulation_tolerance + rounding;
+}
+
+double peak_tflops(Dtype dtype, const DeviceInfo& device) noexcept {
+  if (dtype == Dtype::kF32) return device.fp32_peak_tflops();
+  // Dense multiply-adds per SM per clock of the tensor cores with FP32 accumulation for 16-bit operands:
+  // 1024 on sm_80, 256 on the consumer parts (sm_86, sm_89), 2048 on sm_90 and newer (wgmma's rate;
+  // mma.sync reaches part of it, which the fitted model learns). TF32 runs at half the 16-bit rate.
+  const int cc = device.cc();
+  double per_clock = 0;
+  if (cc >= 90) {
+    per_clock = 2048;
+  } else if (cc == 80) {
+    per_clock = 1024;
+  } else if (cc >= 86) {
+    per_clock = 256;
+  }
+  if (dtype == Dtype::kTf32) per_clock /= 2;
+  return 2.0 * per_clock * device.sm_count * (device.clock_khz * 1e3) / 1e12;
 }
 
 }  // namespace gemmforge

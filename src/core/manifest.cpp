@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge {
@@ -27,9 +28,12 @@ const std::vector<std::string> kDeviceVariables = {"device.cc",
                                                    "device.regs_per_block",
                                                    "device.regs_per_sm",
                                                    "device.l2_bytes"};
-const std::vector<std::string> kProblemVariables = {"problem.m",       "problem.n",       "problem.k",
-                                                    "problem.a_trans", "problem.b_trans", "problem.align_a",
-                                                    "problem.align_b", "problem.align_c"};
+// problem.dtype and problem.c_dtype are Dtype's values (0 f32, 1 tf32, 2 f16, 3 bf16); the alignments are in
+// elements of their operand, the sizes of one element in bytes.
+const std::vector<std::string> kProblemVariables = {
+    "problem.m",       "problem.n",       "problem.k",       "problem.a_trans",       "problem.b_trans",
+    "problem.align_a", "problem.align_b", "problem.align_c", "problem.element_bytes", "problem.c_bytes",
+    "problem.dtype",   "problem.c_dtype"};
 
 constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
 
@@ -105,7 +109,15 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.description_ = doc.value("description", "");
     m.source_file_ = required_string(doc, "source", origin);
     m.kernel_name_ = required_string(doc, "kernel", origin);
-    m.dtype_ = parse_dtype(doc.value("dtype", "f32"));
+    // "dtype": one type name or a list of them ("bf16", "bf16>f32"), the operand and output types served.
+    const json types = doc.value("dtype", json("f32"));
+    for (const json& type : types.is_array() ? types : json::array({types})) {
+      if (!type.is_string()) throw InvalidArgumentError(fmt::format("{}: dtype lists type names", origin));
+      std::pair<Dtype, Dtype> served;
+      parse_type_name(type.get<std::string>(), served.first, served.second);
+      m.types_.push_back(served);
+    }
+    if (m.types_.empty()) throw InvalidArgumentError(fmt::format("{}: dtype names no type", origin));
     m.min_cc_ = doc.value("min_cc", 0);
 
     std::set<std::string> names;
@@ -276,8 +288,18 @@ void Manifest::bind_context(int64_t* symbols, const DeviceInfo* device, const Ke
     std::copy(std::begin(values), std::end(values), symbols + base);
   }
   if (problem != nullptr) {
-    const int64_t values[] = {problem->m,       problem->n,       problem->k,       problem->a_trans,
-                              problem->b_trans, problem->align_a, problem->align_b, problem->align_c};
+    const int64_t values[] = {problem->m,
+                              problem->n,
+                              problem->k,
+                              problem->a_trans,
+                              problem->b_trans,
+                              problem->align_a,
+                              problem->align_b,
+                              problem->align_c,
+                              element_bytes(problem->dtype),
+                              element_bytes(problem->c_dtype),
+                              static_cast<int64_t>(problem->dtype),
+                              static_cast<int64_t>(problem->c_dtype)};
     std::copy(std::begin(values), std::end(values), symbols + base + kDeviceVariables.size());
   }
 }
@@ -356,6 +378,28 @@ std::vector<std::pair<std::string, int64_t>> Manifest::defines(const Config& con
     out.emplace_back(derived_[i].name, symbols[parameters_.size() + i]);
   }
   return out;
+}
+
+bool Manifest::serves(Dtype dtype, Dtype c_dtype) const {
+  return std::find(types_.begin(), types_.end(), std::pair{dtype, c_dtype}) != types_.end();
+}
+
+std::string Manifest::type_names() const {
+  std::string out;
+  for (const auto& [dtype, c_dtype] : types_) {
+    KernelProblem p;
+    p.dtype = dtype;
+    p.c_dtype = c_dtype;
+    out += (out.empty() ? "" : ", ") + p.type_name();
+  }
+  return out;
+}
+
+std::string Manifest::default_type_name() const {
+  KernelProblem p;
+  p.dtype = types_.front().first;
+  p.c_dtype = types_.front().second;
+  return p.type_name();
 }
 
 LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& problem,

@@ -85,7 +85,14 @@ class Manifest {
   const std::string& description() const { return description_; }
   const std::string& source_file() const { return source_file_; }
   const std::string& kernel_name() const { return kernel_name_; }
-  Dtype dtype() const { return dtype_; }
+  /// The operand type of the first type the template serves (what a problem stated without one gets).
+  Dtype dtype() const { return types_.front().first; }
+  /// Whether the template computes problems of operands `dtype` and C `c_dtype`.
+  bool serves(Dtype dtype, Dtype c_dtype) const;
+  /// "bf16, bf16>f32": the types served, as type names.
+  std::string type_names() const;
+  /// The first type served, as a type name (what a problem stated without a type gets).
+  std::string default_type_name() const;
   int min_cc() const { return min_cc_; }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<DerivedValue>& derived() const { return derived_; }
@@ -136,7 +143,7 @@ class Manifest {
   std::string description_;
   std::string source_file_;
   std::string kernel_name_;
-  Dtype dtype_ = Dtype::kF32;
+  std::vector<std::pair<Dtype, Dtype>> types_;  // (operands, C) served
   int min_cc_ = 0;
   std::vector<Parameter> parameters_;
   std::vector<DerivedValue> derived_;

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
+#include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge {
@@ -18,9 +20,41 @@ std::string KernelProblem::shape() const {
   return fmt::format("{}x{}x{}", m, n, k);
 }
 
+std::string KernelProblem::type_name() const {
+  if (c_dtype == default_output(dtype)) return gemmforge::to_string(dtype);
+  return fmt::format("{}>{}", gemmforge::to_string(dtype), gemmforge::to_string(c_dtype));
+}
+
 std::string KernelProblem::to_string() const {
-  return fmt::format("{} {} {} align {}/{}/{}", gemmforge::to_string(dtype), layout(), shape(), align_a,
-                     align_b, align_c);
+  return fmt::format("{} {} {} align {}/{}/{}", type_name(), layout(), shape(), align_a, align_b, align_c);
+}
+
+Dtype default_output(Dtype dtype) noexcept {
+  return dtype == Dtype::kTf32 ? Dtype::kF32 : dtype;
+}
+
+bool output_allowed(Dtype input, Dtype output) noexcept {
+  if (input == Dtype::kF32 || input == Dtype::kTf32) return output == Dtype::kF32;
+  return output == input || output == Dtype::kF32;
+}
+
+void parse_type_name(const std::string& text, Dtype& dtype, Dtype& c_dtype) {
+  const size_t arrow = text.find('>');
+  dtype = parse_dtype(text.substr(0, arrow));
+  c_dtype = arrow == std::string::npos ? default_output(dtype) : parse_dtype(text.substr(arrow + 1));
+  if (!output_allowed(dtype, c_dtype)) {
+    throw InvalidArgumentError(fmt::format("type '{}': {} operands cannot give a {} C", text,
+                                           gemmforge::to_string(dtype), gemmforge::to_string(c_dtype)));
+  }
+}
+
+int align_bytes(int elements, Dtype dtype) noexcept {
+  return elements * element_bytes(dtype);
+}
+
+int align_elements(int bytes, Dtype dtype) noexcept {
+  const int elements = bytes / element_bytes(dtype);
+  return elements > 0 ? elements : 1;
 }
 
 void parse_layout(const std::string& text, bool& a_trans, bool& b_trans) {
@@ -39,7 +73,7 @@ int64_t min_leading_dimension(Order order, int64_t rows, int64_t cols) noexcept 
 
 int vector_alignment(const void* ptr, int64_t ld, int element_bytes) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  for (int width : {4, 2}) {
+  for (int width = 16 / element_bytes; width > 1; width /= 2) {
     const auto bytes = static_cast<std::uintptr_t>(width * element_bytes);
     if (address % bytes == 0 && ld % width == 0) return width;
   }
@@ -64,11 +98,19 @@ void check_kernel_problem(const KernelProblem& problem) {
       throw InvalidArgumentError(fmt::format("problem {}: {}", problem.to_string(), e.what()));
     }
   }
-  for (auto [name, value] : {std::pair{"align_a", problem.align_a}, std::pair{"align_b", problem.align_b},
-                             std::pair{"align_c", problem.align_c}}) {
-    if (value != 1 && value != 2 && value != 4) {
+  if (!output_allowed(problem.dtype, problem.c_dtype)) {
+    throw InvalidArgumentError(fmt::format("problem {}: {} operands cannot give a {} C", problem.to_string(),
+                                           to_string(problem.dtype), to_string(problem.c_dtype)));
+  }
+  // Alignments in elements: a vector of at most 16 bytes (1, 2 or 4 floats; up to 8 16-bit elements).
+  for (auto [name, value, dtype] : {std::tuple{"align_a", problem.align_a, problem.dtype},
+                                    std::tuple{"align_b", problem.align_b, problem.dtype},
+                                    std::tuple{"align_c", problem.align_c, problem.c_dtype}}) {
+    const int widest = 16 / element_bytes(dtype);
+    if (value < 1 || value > widest || (value & (value - 1)) != 0) {
+      const std::string allowed = widest == 4 ? "1, 2 or 4" : "1, 2, 4 or 8";
       throw InvalidArgumentError(
-          fmt::format("problem {}: {} = {} is not 1, 2 or 4", problem.to_string(), name, value));
+          fmt::format("problem {}: {} = {} is not {}", problem.to_string(), name, value, allowed));
     }
   }
 }
@@ -97,6 +139,10 @@ void check_operand(const char* matrix, const char* ld_name, Order order, int64_t
 }  // namespace
 
 void validate(const GemmCall& call) {
+  if (!output_allowed(call.dtype, call.c_dtype)) {
+    throw InvalidArgumentError(fmt::format("{} operands with a {} C is not a supported combination",
+                                           to_string(call.dtype), to_string(call.c_dtype)));
+  }
   if (call.order != Order::kRowMajor && call.order != Order::kColMajor) {
     throw InvalidArgumentError(
         fmt::format("storage order {} is not row- or column-major", static_cast<int>(call.order)));
@@ -117,6 +163,22 @@ void validate(const GemmCall& call) {
   check_operand("C", "ldc", call.order, call.m, call.n, call.c, call.ldc);
 }
 
+void validate_batch(const GemmCall& call, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                    int64_t batch_count) {
+  validate(call);
+  if (batch_count < 0) throw InvalidArgumentError(fmt::format("batchCount = {} is negative", batch_count));
+  for (auto [name, stride] :
+       {std::pair{"strideA", stride_a}, std::pair{"strideB", stride_b}, std::pair{"strideC", stride_c}}) {
+    if (stride < 0) throw InvalidArgumentError(fmt::format("{} = {} is negative", name, stride));
+  }
+  const int64_t lines = call.order == Order::kColMajor ? call.n : call.m;
+  if (batch_count > 1 && call.m > 0 && call.n > 0 && stride_c < lines * call.ldc) {
+    throw InvalidArgumentError(
+        fmt::format("strideC = {} is below ldc * {} = {}: the outputs of the batch would overlap", stride_c,
+                    call.order == Order::kColMajor ? "n" : "m", lines * call.ldc));
+  }
+}
+
 KernelCall canonicalize(const GemmCall& call) {
   validate(call);
   KernelCall out;
@@ -125,6 +187,8 @@ KernelCall canonicalize(const GemmCall& call) {
   out.c = call.c;
   out.ldc = call.ldc;
   KernelProblem& p = out.problem;
+  p.dtype = call.dtype;
+  p.c_dtype = call.c_dtype;
   p.k = call.k;
   if (call.order == Order::kRowMajor) {
     // Row-major storage: op(A) = A is k-contiguous exactly when op_a == N.
@@ -147,9 +211,10 @@ KernelCall canonicalize(const GemmCall& call) {
     out.b = call.a;
     out.ldb = call.lda;
   }
-  p.align_a = vector_alignment(out.a, out.lda);
-  p.align_b = vector_alignment(out.b, out.ldb);
-  p.align_c = vector_alignment(out.c, out.ldc);
+  const int operand_bytes = element_bytes(p.dtype);
+  p.align_a = vector_alignment(out.a, out.lda, operand_bytes);
+  p.align_b = vector_alignment(out.b, out.ldb, operand_bytes);
+  p.align_c = vector_alignment(out.c, out.ldc, element_bytes(p.c_dtype));
   return out;
 }
 

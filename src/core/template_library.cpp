@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/embedded.hpp"
 #include "core/hash.hpp"
@@ -25,6 +27,28 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Names of the library headers `source` includes ("#include "x.cuh""), directly or through other headers,
+// in name order.
+std::set<std::string> included_headers(const std::string& source, const TemplateLibrary::Headers& headers) {
+  std::set<std::string> found;
+  std::vector<const std::string*> pending = {&source};
+  while (!pending.empty()) {
+    const std::string& text = *pending.back();
+    pending.pop_back();
+    for (size_t at = text.find("#include"); at != std::string::npos; at = text.find("#include", at + 1)) {
+      const size_t open = text.find('"', at);
+      const size_t line_end = text.find('\n', at);
+      if (open == std::string::npos || open > line_end) continue;
+      const size_t close = text.find('"', open + 1);
+      if (close == std::string::npos || close > line_end) continue;
+      const std::string name = text.substr(open + 1, close - open - 1);
+      const auto header = headers.find(name);
+      if (header != headers.end() && found.insert(name).second) pending.push_back(&header->second);
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 TemplateLibrary TemplateLibrary::from_files(const std::map<std::string, std::string>& files,
@@ -36,9 +60,8 @@ TemplateLibrary TemplateLibrary::from_files(const std::map<std::string, std::str
     if (ends_with(name, ".cuh")) library.headers_[name] = content;
     if (ends_with(name, ".cu")) library.sources_[name] = content;
   }
-  // Headers are part of every template's identity: editing one must invalidate every cached cubin.
-  Hasher header_hash;
-  for (const auto& [name, content] : library.headers_) header_hash.add(name).add(content);
+  // The headers a template includes, directly or through another header, are part of its identity: editing
+  // one must invalidate its cached cubins (and only those of the templates that include it).
   for (const auto& [path, content] : files) {
     if (!ends_with(path, ".json")) continue;
     auto entry = std::make_shared<KernelTemplate>();
@@ -49,7 +72,10 @@ TemplateLibrary TemplateLibrary::from_files(const std::map<std::string, std::str
                                              entry->manifest.source_file()));
     }
     entry->source = source->second;
-    entry->hash = Hasher(header_hash).add(entry->source).add(content).hex();
+    Hasher hash;
+    for (const std::string& name : included_headers(entry->source, library.headers_))
+      hash.add(name).add(library.headers_.at(name));
+    entry->hash = hash.add(entry->source).add(content).hex();
     const std::string template_name = entry->manifest.name();
     if (!library.templates_.emplace(template_name, std::move(entry)).second) {
       throw InvalidArgumentError(fmt::format("{}: two manifests name template '{}'", origin, template_name));

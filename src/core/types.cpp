@@ -23,6 +23,8 @@ const char* to_string(ErrorKind kind) noexcept {
       return "cuBLAS error";
     case ErrorKind::kDatabase:
       return "database error";
+    case ErrorKind::kNotSupported:
+      return "not supported";
     case ErrorKind::kNotFound:
       return "not found";
     case ErrorKind::kInternal:

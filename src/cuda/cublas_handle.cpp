@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/dtype.hpp"
+
 namespace gemmforge::cuda {
 
 std::string cublas_version() {
@@ -36,6 +38,22 @@ void CublasHandle::sgemm(const KernelCall& call) {
                                      static_cast<const float*>(call.b), static_cast<int>(call.ldb),
                                      static_cast<const float*>(call.a), static_cast<int>(call.lda),
                                      &call.beta, static_cast<float*>(call.c), static_cast<int>(call.ldc)));
+}
+
+void CublasHandle::gemm_ex(const KernelCall& call) {
+  const KernelProblem& p = call.problem;
+  if (p.dtype == Dtype::kF32 && p.c_dtype == Dtype::kF32) return sgemm(call);
+  const DtypeFacts& in = dtype_facts(p.dtype);
+  const DtypeFacts& out = dtype_facts(p.c_dtype);
+  const cublasOperation_t op_first = p.b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = p.a_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GEMMFORGE_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+  GEMMFORGE_CUBLAS_CHECK(cublasGemmEx(
+      handle_, op_first, op_second, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
+      &call.alpha, call.b, static_cast<cudaDataType_t>(in.cuda_data_type), static_cast<int>(call.ldb), call.a,
+      static_cast<cudaDataType_t>(in.cuda_data_type), static_cast<int>(call.lda), &call.beta, call.c,
+      static_cast<cudaDataType_t>(out.cuda_data_type), static_cast<int>(call.ldc),
+      static_cast<cublasComputeType_t>(in.cublas_compute_type), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace gemmforge::cuda

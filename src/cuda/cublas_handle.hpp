@@ -34,6 +34,11 @@ class CublasHandle {
   /// (CUBLAS_DEFAULT_MATH: no TF32).
   void sgemm(const KernelCall& call);
 
+  /// GEMM of a canonical call of any type through cublasGemmEx with FP32 accumulation
+  /// (CUBLAS_COMPUTE_32F; CUBLAS_COMPUTE_32F_FAST_TF32 for tf32): the reference of 16-bit and mixed problems.
+  /// An f32 problem goes through sgemm().
+  void gemm_ex(const KernelCall& call);
+
  private:
   cublasHandle_t handle_ = nullptr;
 };

@@ -28,7 +28,7 @@ std::vector<MissRecord> Database::misses(int64_t device_id) const {
   return sql::guarded(path_, "read misses", [&] {
     SQLite::Statement query(connection(), R"sql(
       SELECT ms.device_id AS device_id, ms.problem_id AS problem_id, ms.count AS count,
-             ms.first_seen AS first_seen, ms.last_seen AS last_seen, p.dtype AS dtype, p.a_trans AS a_trans,
+             ms.first_seen AS first_seen, ms.last_seen AS last_seen, p.dtype AS dtype, p.c_dtype AS c_dtype, p.a_trans AS a_trans,
              p.b_trans AS b_trans, p.m AS m, p.n AS n, p.k AS k, p.align_a AS align_a, p.align_b AS align_b,
              p.align_c AS align_c
       FROM misses ms JOIN problems p ON p.id = ms.problem_id

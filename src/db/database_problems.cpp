@@ -12,13 +12,14 @@ namespace {
 // Plain inserts after a lookup, not upserts with RETURNING: SQLite gathers RETURNING rows in a temporary
 // table it creates and drops per statement, which costs more than the lookup on an import's hot path.
 constexpr const char* kInsertProblem = R"sql(
-  INSERT INTO problems (dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
-  VALUES (:dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c)
+  INSERT INTO problems (dtype, c_dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c)
+  VALUES (:dtype, :c_dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c)
 )sql";
 
 constexpr const char* kFindProblem = R"sql(
   SELECT id FROM problems
-  WHERE dtype = :dtype AND a_trans = :a_trans AND b_trans = :b_trans AND m = :m AND n = :n AND k = :k
+  WHERE dtype = :dtype AND c_dtype = :c_dtype AND a_trans = :a_trans AND b_trans = :b_trans AND m = :m
+    AND n = :n AND k = :k
     AND align_a = :align_a AND align_b = :align_b AND align_c = :align_c
 )sql";
 

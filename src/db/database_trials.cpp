@@ -20,7 +20,7 @@ namespace {
 // Every trial query reads these columns. The LEFT JOIN on best marks the trial a problem serves.
 constexpr const char* kSelectTrials = R"sql(
   SELECT t.id AS id, t.run_id AS run_id, t.device_id AS device_id, t.problem_id AS problem_id,
-         p.dtype AS dtype, p.a_trans AS a_trans, p.b_trans AS b_trans, p.m AS m, p.n AS n, p.k AS k,
+         p.dtype AS dtype, p.c_dtype AS c_dtype, p.a_trans AS a_trans, p.b_trans AS b_trans, p.m AS m, p.n AS n, p.k AS k,
          p.align_a AS align_a, p.align_b AS align_b, p.align_c AS align_c,
          tp.name AS template_name, tp.source_hash AS template_hash, t.config_key AS config_key,
          t.status AS status, t.reason AS reason, t.time_median_ms AS time_median_ms,
@@ -315,7 +315,7 @@ std::vector<TrialRecord> Database::trials(int64_t device_id) const {
   return sql::guarded(path_, "read trials", [&] {
     SQLite::Statement query(connection(), trial_query(R"sql(
       WHERE t.device_id = :device_id
-      ORDER BY p.dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c,
+      ORDER BY p.dtype, p.c_dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c,
                t.status <> 'ok', CASE WHEN t.status = 'ok' THEN t.time_median_ms END, t.id
     )sql"));
     query.bind(":device_id", device_id);
@@ -356,7 +356,7 @@ std::vector<TrialRecord> Database::best_for_device(int64_t device_id) const {
   return sql::guarded(path_, "read best configs", [&] {
     SQLite::Statement query(connection(), trial_query(R"sql(
       WHERE b.trial_id IS NOT NULL AND t.device_id = :device_id
-      ORDER BY p.dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c
+      ORDER BY p.dtype, p.c_dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c
     )sql"));
     query.bind(":device_id", device_id);
     return read_trials(query);
@@ -367,7 +367,7 @@ std::vector<TrialRecord> Database::best_for_model(const std::string& device_name
   return sql::guarded(path_, "read best configs of a GPU model", [&] {
     SQLite::Statement query(connection(), trial_query(R"sql(
       WHERE b.trial_id IS NOT NULL AND d.name = :name COLLATE NOCASE
-      ORDER BY t.device_id, p.dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c
+      ORDER BY t.device_id, p.dtype, p.c_dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c
     )sql"));
     query.bind(":name", device_name);
     return read_trials(query);

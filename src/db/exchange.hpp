@@ -7,12 +7,12 @@
 //    "exported_at": "2025-01-31T12:00:00.000Z",
 //    "devices": [{"uuid", "name", "cc_major", "cc_minor", "sm_count", "memory_bytes", ... every DeviceInfo
 //                 field but the ordinal ..., "first_seen", "last_seen"}],
-//    "results": [{"device": uuid, "problem": {"dtype", "layout", "m", "n", "k", "align_a", "align_b",
-//                 "align_c"}, "template", "template_hash", "config", "measurement": {"time_median_ms",
-//                 "time_min_ms", "time_max_ms", "repetitions", "cublas_ms", "tflops", "ratio_vs_cublas",
-//                 "registers", "smem_bytes", "spill_bytes", "occupancy_blocks", "occupancy_pct",
-//                 "compile_ms", "rel_error"}, "created_at", "gemmforge_version"}],   one per (device,
-//                 problem): its best trial
+//    "results": [{"device": uuid, "problem": {"dtype", ["c_dtype" where C's type differs,] "layout", "m",
+//                 "n", "k", "align_a", "align_b", "align_c" (in elements)}, "template", "template_hash",
+//                 "config", "measurement": {"time_median_ms", "time_min_ms", "time_max_ms", "repetitions",
+//                 "cublas_ms", "tflops", "ratio_vs_cublas", "registers", "smem_bytes", "spill_bytes",
+//                 "occupancy_blocks", "occupancy_pct", "compile_ms", "rel_error"}, "created_at",
+//                 "gemmforge_version"}],   one per (device, problem): its best trial
 //    "trials": [{... as a result ..., "status", "reason"}]}      only with all_trials: every trial
 // Unknown measurements are null. A reader refuses members it does not know, and reads "devices" before
 // the entries that refer to them.

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/dtype.hpp"
 #include "db/exchange.hpp"
 #include "db/exchange_fields.hpp"
 #include "db/sql.hpp"
@@ -44,14 +45,17 @@ nlohmann::json device_json(const DeviceRecord& record) {
 }
 
 nlohmann::json problem_json(const KernelProblem& p) {
-  return {{"dtype", to_string(p.dtype)},
-          {"layout", p.layout()},
-          {"m", p.m},
-          {"n", p.n},
-          {"k", p.k},
-          {"align_a", p.align_a},
-          {"align_b", p.align_b},
-          {"align_c", p.align_c}};
+  nlohmann::json out = {{"dtype", to_string(p.dtype)},
+                        {"layout", p.layout()},
+                        {"m", p.m},
+                        {"n", p.n},
+                        {"k", p.k},
+                        {"align_a", p.align_a},
+                        {"align_b", p.align_b},
+                        {"align_c", p.align_c}};
+  // Alignments are in elements of their operand; C's type only where it differs from the operands'.
+  if (p.c_dtype != default_output(p.dtype)) out["c_dtype"] = to_string(p.c_dtype);
+  return out;
 }
 
 nlohmann::json measurement_json(const TrialRecord& trial) {
@@ -190,7 +194,7 @@ ExportSummary write_export_csv(const Database& database, std::ostream& out, cons
       const KernelProblem& p = t.problem;
       line =
           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(t.device_uuid),
-                      csv_field(device.info.name), to_string(p.dtype), p.layout(), p.m, p.n, p.k, p.align_a,
+                      csv_field(device.info.name), p.type_name(), p.layout(), p.m, p.n, p.k, p.align_a,
                       p.align_b, p.align_c, csv_field(t.template_name), csv_field(t.template_hash),
                       csv_field(t.config_key), to_string(t.status), csv_field(t.reason), t.is_best ? 1 : 0);
       for (const fields::MeasurementReal& spec : fields::kMeasurementReals)

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/config.hpp"
+#include "core/dtype.hpp"
 #include "db/exchange_fields.hpp"
 #include "db/record_checks.hpp"
 #include "gemmforge/error.hpp"
@@ -23,13 +24,26 @@ namespace {
 }
 
 KernelProblem parse_problem(const JsonField& field) {
-  field.only({"dtype", "layout", "m", "n", "k", "align_a", "align_b", "align_c"});
+  field.only({"dtype", "c_dtype", "layout", "m", "n", "k", "align_a", "align_b", "align_c"});
   KernelProblem problem;
   const JsonField dtype = field.at("dtype");
   try {
     problem.dtype = parse_dtype(dtype.text(32));
   } catch (const InvalidArgumentError& error) {
     dtype.fail(error.what());
+  }
+  // C's type: written only where it differs from the operands' (a 16-bit problem with an FP32 C).
+  problem.c_dtype = default_output(problem.dtype);
+  if (const std::optional<JsonField> c_dtype = field.find("c_dtype")) {
+    try {
+      problem.c_dtype = parse_dtype(c_dtype->text(32));
+    } catch (const InvalidArgumentError& error) {
+      c_dtype->fail(error.what());
+    }
+    if (!output_allowed(problem.dtype, problem.c_dtype)) {
+      c_dtype->fail(fmt::format("{} operands cannot give a {} C", to_string(problem.dtype),
+                                to_string(problem.c_dtype)));
+    }
   }
   const JsonField layout = field.at("layout");
   const std::string text = layout.text(8);
@@ -40,12 +54,16 @@ KernelProblem parse_problem(const JsonField& field) {
   problem.m = field.at("m").integer(1, kMaxDimension, "a size");
   problem.n = field.at("n").integer(1, kMaxDimension, "a size");
   problem.k = field.at("k").integer(1, kMaxDimension, "a size");
-  for (auto [name, member] :
-       {std::pair{"align_a", &KernelProblem::align_a}, std::pair{"align_b", &KernelProblem::align_b},
-        std::pair{"align_c", &KernelProblem::align_c}}) {
+  // Alignments in elements of their operand: a power of two, of at most 16 bytes.
+  for (auto [name, member, type] : {std::tuple{"align_a", &KernelProblem::align_a, problem.dtype},
+                                    std::tuple{"align_b", &KernelProblem::align_b, problem.dtype},
+                                    std::tuple{"align_c", &KernelProblem::align_c, problem.c_dtype}}) {
     const JsonField align = field.at(name);
-    const int64_t value = align.integer(1, 4, "an alignment");
-    if (value == 3) align.fail("3 is not an alignment; expected 1, 2 or 4");
+    const int widest = 16 / element_bytes(type);
+    const int64_t value = align.integer(1, widest, "an alignment");
+    if ((value & (value - 1)) != 0) {
+      align.fail(fmt::format("{} is not an alignment; expected a power of two up to {}", value, widest));
+    }
     problem.*member = static_cast<int>(value);
   }
   return problem;

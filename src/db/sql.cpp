@@ -8,8 +8,8 @@
 #include <ctime>
 #include <thread>
 
+#include "core/dtype.hpp"
 #include "db/database.hpp"
-
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::db::sql {
@@ -110,14 +110,16 @@ std::optional<int64_t> optional_int64(const SQLite::Column& column) {
 
 void bind_problem(SQLite::Statement& statement, const KernelProblem& problem) {
   statement.bind(":dtype", to_string(problem.dtype));
+  statement.bind(":c_dtype", to_string(problem.c_dtype));
   statement.bind(":a_trans", problem.a_trans ? 1 : 0);
   statement.bind(":b_trans", problem.b_trans ? 1 : 0);
   statement.bind(":m", problem.m);
   statement.bind(":n", problem.n);
   statement.bind(":k", problem.k);
-  statement.bind(":align_a", problem.align_a);
-  statement.bind(":align_b", problem.align_b);
-  statement.bind(":align_c", problem.align_c);
+  // Stored in bytes (schema migration 2).
+  statement.bind(":align_a", align_bytes(problem.align_a, problem.dtype));
+  statement.bind(":align_b", align_bytes(problem.align_b, problem.dtype));
+  statement.bind(":align_c", align_bytes(problem.align_c, problem.c_dtype));
 }
 
 void throw_unreadable(const char* column, const std::string& text, const std::exception& error) {
@@ -134,9 +136,11 @@ KernelProblem read_problem(const SQLite::Statement& statement) {
   problem.m = statement.getColumn("m").getInt64();
   problem.n = statement.getColumn("n").getInt64();
   problem.k = statement.getColumn("k").getInt64();
-  problem.align_a = statement.getColumn("align_a").getInt();
-  problem.align_b = statement.getColumn("align_b").getInt();
-  problem.align_c = statement.getColumn("align_c").getInt();
+  problem.c_dtype =
+      parse_stored(statement, "c_dtype", [](const std::string& text) { return parse_dtype(text); });
+  problem.align_a = align_elements(statement.getColumn("align_a").getInt(), problem.dtype);
+  problem.align_b = align_elements(statement.getColumn("align_b").getInt(), problem.dtype);
+  problem.align_c = align_elements(statement.getColumn("align_c").getInt(), problem.c_dtype);
   return problem;
 }
 

@@ -79,7 +79,8 @@ void bind_optional(SQLite::Statement& statement, const char* name, const std::op
 std::optional<double> optional_double(const SQLite::Column& column);
 std::optional<int64_t> optional_int64(const SQLite::Column& column);
 
-/// Binds :dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c.
+/// Binds :dtype, :c_dtype, :a_trans, :b_trans, :m, :n, :k, :align_a, :align_b, :align_c (alignments in
+/// bytes).
 void bind_problem(SQLite::Statement& statement, const KernelProblem& problem);
 /// Reads the columns bind_problem names from the current row.
 KernelProblem read_problem(const SQLite::Statement& statement);

@@ -1,5 +1,6 @@
 // Collecting the portfolio and fitting its members to a problem.
 #include "model/portfolio.hpp"
+#include "core/eligibility.hpp"
 
 #include <fmt/format.h>
 
@@ -92,7 +93,7 @@ std::vector<Candidate> Portfolio::rank(const PerformanceModel& model, const Kern
   std::vector<Candidate> ranked;
   std::set<std::string> seen;
   for (const Member& member : members_) {
-    if (member.kernel_template->manifest.dtype() != problem.dtype) continue;
+    if (!can_serve(*member.kernel_template, problem, device_.cc())) continue;
     for (Config& config : fitted(member, problem)) {
       if (!seen.insert(member.kernel_template->manifest.name() + '|' + config.key()).second) continue;
       Candidate c;

@@ -45,7 +45,7 @@ double log_below(double value, double limit) {
 }  // namespace
 
 double VendorModel::roofline_ms(const DeviceInfo& device, const KernelProblem& problem) {
-  const double peak = device.fp32_peak_tflops();
+  const double peak = peak_tflops(problem.dtype, device);
   const double compute_ms = peak > 0 ? problem.flops() / (peak * 1e9) : 0;
   const double bandwidth = dram_bytes_per_ms(device);
   const double bytes =
@@ -64,7 +64,7 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
   const int bytes = bytes_per_element;
   if (p.align_a * bytes < 16) x.emplace_back(kUnalignedA, 1.0);
   if (p.align_b * bytes < 16) x.emplace_back(kUnalignedB, 1.0);
-  if (p.align_c * bytes < 16) x.emplace_back(kUnalignedC, 1.0);
+  if (p.align_c * element_bytes(p.c_dtype) < 16) x.emplace_back(kUnalignedC, 1.0);
   x.emplace_back(kSmallM, log_below(static_cast<double>(p.m), 4096));
   x.emplace_back(kSmallN, log_below(static_cast<double>(p.n), 4096));
   x.emplace_back(kSmallK, log_below(static_cast<double>(p.k), 4096));
@@ -74,7 +74,7 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
   x.emplace_back(kFewTiles, log_below(tiles, std::max(device.sm_count, 1)));
   const double long_k = static_cast<double>(p.k) / std::sqrt(static_cast<double>(p.m) * p.n);
   x.emplace_back(kLongK, std::log(std::max(long_k, 1.0)));
-  const double peak = device.fp32_peak_tflops();
+  const double peak = peak_tflops(p.dtype, device);
   const double bandwidth = dram_bytes_per_ms(device);
   if (peak > 0 && bandwidth > 0) {
     const double bytes =

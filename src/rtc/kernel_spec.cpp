@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/eligibility.hpp"
 #include "core/hash.hpp"
 #include "gemmforge/error.hpp"
 
@@ -31,14 +32,7 @@ std::string KernelSpec::cubin_key(const TemplateLibrary& library) const {
 KernelSpec make_spec(const KernelTemplate& kernel_template, const Config& config,
                      const KernelProblem& problem, const std::string& arch, const DeviceInfo* device) {
   const Manifest& manifest = kernel_template.manifest;
-  if (manifest.dtype() != problem.dtype) {
-    throw InvalidArgumentError(fmt::format("template {} computes {}, the problem is {}", manifest.name(),
-                                           to_string(manifest.dtype()), to_string(problem.dtype)));
-  }
-  if (arch_cc(arch) < manifest.min_cc()) {
-    throw InvalidArgumentError(fmt::format("template {} needs compute capability {} or newer; {} is too old",
-                                           manifest.name(), manifest.min_cc(), arch));
-  }
+  require_eligible(kernel_template, problem, arch_cc(arch));
   KernelSpec spec;
   spec.kernel_template = &kernel_template;
   spec.config = manifest.check(config, device, &problem);

@@ -38,6 +38,11 @@ UtilityKernels::UtilityKernels()
       compare_(module_.kernel("gf_compare")),
       changed_padding_(module_.kernel("gf_count_changed_padding")),
       scale_(module_.kernel("gf_scale")),
+      convert_(module_.kernel("gf_convert_floats")),
+      fill_bits16_(module_.kernel("gf_fill_bits16")),
+      compare_typed_(module_.kernel("gf_compare_typed")),
+      changed_padding16_(module_.kernel("gf_count_changed_padding16")),
+      scale16_(module_.kernel("gf_scale16")),
       scratch_(4 * sizeof(uint64_t)) {
   int ordinal = 0;
   int sms = 0;
@@ -107,6 +112,82 @@ void UtilityKernels::scale(float* c, int64_t rows, int64_t cols, int64_t ldc, fl
   long long r = rows, n = cols, l = ldc;
   void* args[] = {&c, &r, &n, &l, &beta};
   scale_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+namespace {
+
+bool is_16bit(Dtype dtype) {
+  return dtype == Dtype::kF16 || dtype == Dtype::kBf16;
+}
+
+}  // namespace
+
+void UtilityKernels::convert(const float* src, void* dst, int64_t count, Dtype dtype,
+                             cudaStream_t stream) const {
+  if (count <= 0) return;
+  long long n = count;
+  int type = static_cast<int>(dtype);
+  void* args[] = {&src, &dst, &n, &type};
+  convert_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+void UtilityKernels::poison(void* data, int64_t count, Dtype dtype, cudaStream_t stream) const {
+  if (!is_16bit(dtype)) return fill_bits(data, count, kPoison, stream);
+  if (count <= 0) return;
+  long long n = count;
+  unsigned b = kPoison16;
+  void* args[] = {&data, &n, &b};
+  fill_bits16_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+Comparison UtilityKernels::compare(const void* c, int64_t ldc, const void* ref, int64_t ldr, int64_t rows,
+                                   int64_t cols, Dtype dtype, cudaStream_t stream) const {
+  Comparison out;
+  if (rows <= 0 || cols <= 0) return out;
+  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, scratch_.bytes(), stream));
+  double* sums = scratch_.as<double>();
+  auto* counts = reinterpret_cast<unsigned long long*>(sums + 2);
+  long long lc = ldc, lr = ldr, r = rows, n = cols;
+  int type = static_cast<int>(dtype);
+  void* args[] = {&c, &lc, &ref, &lr, &r, &n, &type, &sums, &counts};
+  compare_typed_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+  uint64_t host[4] = {};
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(host, scratch_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double diff2 = 0;
+  double ref2 = 0;
+  std::memcpy(&diff2, &host[0], sizeof(double));
+  std::memcpy(&ref2, &host[1], sizeof(double));
+  out.nonfinite = host[2];
+  out.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (std::isnan(out.rel_error)) out.rel_error = INFINITY;
+  return out;
+}
+
+uint64_t UtilityKernels::changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld,
+                                         Dtype dtype, cudaStream_t stream) const {
+  if (!is_16bit(dtype)) return changed_padding(data, rows, cols, ld, kPoison, stream);
+  if (rows <= 0 || ld <= cols) return 0;
+  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, sizeof(uint64_t), stream));
+  auto* changed = scratch_.as<unsigned long long>();
+  long long r = rows, c = cols, l = ld;
+  unsigned b = kPoison16;
+  void* args[] = {&data, &r, &c, &l, &b, &changed};
+  changed_padding16_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+  uint64_t host = 0;
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(&host, changed, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+void UtilityKernels::scale(void* c, int64_t rows, int64_t cols, int64_t ldc, float beta, Dtype dtype,
+                           cudaStream_t stream) const {
+  if (!is_16bit(dtype)) return scale(static_cast<float*>(c), rows, cols, ldc, beta, stream);
+  if (rows <= 0 || cols <= 0) return;
+  long long r = rows, n = cols, l = ldc;
+  int type = static_cast<int>(dtype);
+  void* args[] = {&c, &r, &n, &l, &beta, &type};
+  scale16_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
 }
 
 }  // namespace gemmforge::rtc

@@ -7,6 +7,7 @@
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
+#include "gemmforge/types.hpp"
 
 namespace gemmforge::rtc {
 
@@ -36,11 +37,28 @@ class UtilityKernels {
   /// C = beta * C; beta == 0 writes zeros without reading C.
   void scale(float* c, int64_t rows, int64_t cols, int64_t ldc, float beta, cudaStream_t stream) const;
 
+  // The same for elements of any storage type (Dtype; f32 and tf32 are FP32 storage).
+  /// `count` floats from `src` converted into `dst` (count elements of `dtype`, rounded to nearest even).
+  void convert(const float* src, void* dst, int64_t count, Dtype dtype, cudaStream_t stream) const;
+  /// `count` elements of `dtype` set to its poison pattern (a quiet NaN in every type).
+  void poison(void* data, int64_t count, Dtype dtype, cudaStream_t stream) const;
+  /// compare() for C and a reference both of `dtype`.
+  Comparison compare(const void* c, int64_t ldc, const void* ref, int64_t ldr, int64_t rows, int64_t cols,
+                     Dtype dtype, cudaStream_t stream) const;
+  /// changed_padding() against the poison pattern of `dtype`.
+  uint64_t changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld, Dtype dtype,
+                           cudaStream_t stream) const;
+  /// scale() for a C of `dtype`.
+  void scale(void* c, int64_t rows, int64_t cols, int64_t ldc, float beta, Dtype dtype,
+             cudaStream_t stream) const;
+
   static constexpr uint32_t kPoison = 0x7fc0dead;  // a quiet NaN that no computation produces
+  static constexpr uint32_t kPoison16 = 0x7fad;    // a quiet NaN as FP16 and as BF16
 
  private:
   cuda::Module module_;
   cuda::Kernel fill_uniform_, fill_bits_, compare_, changed_padding_, scale_;
+  cuda::Kernel convert_, fill_bits16_, compare_typed_, changed_padding16_, scale16_;
   cuda::DeviceBuffer scratch_;  // reduction results: two doubles, two counters
   int grid_ = 0;                // blocks for grid-stride loops: a few per SM
 };

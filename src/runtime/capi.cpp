@@ -5,7 +5,9 @@
 
 #include <atomic>
 
+#include "core/dtype.hpp"
 #include "core/problem.hpp"
+#include "gemmforge/error.hpp"
 #include "runtime/capi_dispatch.hpp"
 #include "runtime/runtime.hpp"
 
@@ -31,6 +33,58 @@ gemmforge::Op to_op(gemmforgeOperation_t op, const char* name) {
   }
   throw gemmforge::InvalidArgumentError(fmt::format(
       "{} = {} is not GEMMFORGE_OP_N, GEMMFORGE_OP_T or GEMMFORGE_OP_C", name, static_cast<int>(op)));
+}
+
+const char* type_name(gemmforgeDataType_t type) {
+  switch (type) {
+    case GEMMFORGE_R_32F:
+      return "GEMMFORGE_R_32F";
+    case GEMMFORGE_R_16F:
+      return "GEMMFORGE_R_16F";
+    case GEMMFORGE_R_16BF:
+      return "GEMMFORGE_R_16BF";
+  }
+  return "an unknown type";
+}
+
+gemmforge::Dtype to_dtype(gemmforgeDataType_t type, const char* name) {
+  gemmforge::Dtype dtype;
+  if (type != GEMMFORGE_R_32F && type != GEMMFORGE_R_16F && type != GEMMFORGE_R_16BF) {
+    throw gemmforge::InvalidArgumentError(fmt::format(
+        "{} = {} is not GEMMFORGE_R_32F, GEMMFORGE_R_16F or GEMMFORGE_R_16BF", name, static_cast<int>(type)));
+  }
+  gemmforge::dtype_from_cuda(static_cast<int>(type), dtype);
+  return dtype;
+}
+
+// The operand and output types of a GemmEx call, or NotSupportedError naming a combination gemmforge lacks.
+void ex_types(gemmforgeDataType_t a_type, gemmforgeDataType_t b_type, gemmforgeDataType_t c_type,
+              gemmforgeComputeType_t compute, gemmforge::GemmCall& call) {
+  const gemmforge::Dtype a = to_dtype(a_type, "Atype");
+  const gemmforge::Dtype b = to_dtype(b_type, "Btype");
+  const gemmforge::Dtype c = to_dtype(c_type, "Ctype");
+  switch (compute) {
+    case GEMMFORGE_COMPUTE_32F:
+    case GEMMFORGE_COMPUTE_32F_PEDANTIC:
+    case GEMMFORGE_COMPUTE_32F_FAST_16F:
+    case GEMMFORGE_COMPUTE_32F_FAST_16BF:
+    case GEMMFORGE_COMPUTE_32F_FAST_TF32:
+      break;
+    default:
+      throw gemmforge::InvalidArgumentError(
+          fmt::format("computeType = {} is not a GEMMFORGE_COMPUTE_32F* value", static_cast<int>(compute)));
+  }
+  const auto unsupported = [&](const char* why) {
+    return gemmforge::NotSupportedError(fmt::format("Atype {}, Btype {}, Ctype {}: {}", type_name(a_type),
+                                                    type_name(b_type), type_name(c_type), why));
+  };
+  if (a != b) throw unsupported("A and B must have one type");
+  if (!gemmforge::output_allowed(a, c)) {
+    throw unsupported("C must have the operands' type, or FP32 for 16-bit operands");
+  }
+  call.dtype =
+      a == gemmforge::Dtype::kF32 && compute == GEMMFORGE_COMPUTE_32F_FAST_TF32 ? gemmforge::Dtype::kTf32 : a;
+  call.c_dtype = c;
 }
 
 gemmforgeStatus_t no_handle(const char* function) {
@@ -109,6 +163,72 @@ gemmforgeStatus_t gemmforgeSgemm(gemmforgeHandle_t handle, gemmforgeOperation_t 
     gemmforge::validate(call);
     if (handle == nullptr) return no_handle("gemmforgeSgemm");
     handle->runtime.gemm(call, handle->stream.load(std::memory_order_relaxed));
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+gemmforgeStatus_t gemmforgeSgemmStridedBatched(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                               gemmforgeOperation_t transb, int m, int n, int k,
+                                               const float* alpha, const float* A, int lda, long long strideA,
+                                               const float* B, int ldb, long long strideB, const float* beta,
+                                               float* C, int ldc, long long strideC, int batchCount) {
+  return gemmforgeGemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, GEMMFORGE_R_32F, lda,
+                                       strideA, B, GEMMFORGE_R_32F, ldb, strideB, beta, C, GEMMFORGE_R_32F,
+                                       ldc, strideC, batchCount, GEMMFORGE_COMPUTE_32F,
+                                       GEMMFORGE_GEMM_DEFAULT);
+}
+
+gemmforgeStatus_t gemmforgeGemmEx(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                                  gemmforgeOperation_t transb, int m, int n, int k, const void* alpha,
+                                  const void* A, gemmforgeDataType_t Atype, int lda, const void* B,
+                                  gemmforgeDataType_t Btype, int ldb, const void* beta, void* C,
+                                  gemmforgeDataType_t Ctype, int ldc, gemmforgeComputeType_t computeType,
+                                  gemmforgeGemmAlgo_t algo) {
+  return dispatch("gemmforgeGemmEx", [&] {
+    static_cast<void>(algo);
+    gemmforge::GemmCall call;
+    ex_types(Atype, Btype, Ctype, computeType, call);
+    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
+    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
+    call.order = gemmforge::Order::kColMajor;
+    call.op_a = to_op(transa, "transa");
+    call.op_b = to_op(transb, "transb");
+    call.m = m, call.n = n, call.k = k;
+    call.alpha = *static_cast<const float*>(alpha), call.beta = *static_cast<const float*>(beta);
+    call.a = A, call.lda = lda;
+    call.b = B, call.ldb = ldb;
+    call.c = C, call.ldc = ldc;
+    gemmforge::validate(call);
+    if (handle == nullptr) return no_handle("gemmforgeGemmEx");
+    handle->runtime.gemm(call, handle->stream.load(std::memory_order_relaxed));
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
+gemmforgeStatus_t gemmforgeGemmStridedBatchedEx(
+    gemmforgeHandle_t handle, gemmforgeOperation_t transa, gemmforgeOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, gemmforgeDataType_t Atype, int lda, long long strideA, const void* B,
+    gemmforgeDataType_t Btype, int ldb, long long strideB, const void* beta, void* C,
+    gemmforgeDataType_t Ctype, int ldc, long long strideC, int batchCount, gemmforgeComputeType_t computeType,
+    gemmforgeGemmAlgo_t algo) {
+  return dispatch("gemmforgeGemmStridedBatchedEx", [&] {
+    static_cast<void>(algo);
+    gemmforge::GemmCall call;
+    ex_types(Atype, Btype, Ctype, computeType, call);
+    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
+    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
+    call.order = gemmforge::Order::kColMajor;
+    call.op_a = to_op(transa, "transa");
+    call.op_b = to_op(transb, "transb");
+    call.m = m, call.n = n, call.k = k;
+    call.alpha = *static_cast<const float*>(alpha), call.beta = *static_cast<const float*>(beta);
+    call.a = A, call.lda = lda;
+    call.b = B, call.ldb = ldb;
+    call.c = C, call.ldc = ldc;
+    gemmforge::validate_batch(call, strideA, strideB, strideC, batchCount);
+    if (handle == nullptr) return no_handle("gemmforgeGemmStridedBatchedEx");
+    handle->runtime.gemm_strided_batched(call, strideA, strideB, strideC, batchCount,
+                                         handle->stream.load(std::memory_order_relaxed));
     return GEMMFORGE_STATUS_SUCCESS;
   });
 }

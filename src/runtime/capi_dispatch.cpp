@@ -34,6 +34,7 @@ gemmforgeStatus_t status_of(const Error& error) noexcept {
     case ErrorKind::kDatabase:
       return GEMMFORGE_STATUS_DATABASE_ERROR;
     case ErrorKind::kNotFound:
+    case ErrorKind::kNotSupported:
       return GEMMFORGE_STATUS_NOT_SUPPORTED;
     case ErrorKind::kInternal:
       break;

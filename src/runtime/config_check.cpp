@@ -3,20 +3,10 @@
 
 #include <fmt/format.h>
 
+#include "core/eligibility.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
-namespace {
-
-// Throws InvalidArgumentError unless the template computes the problem's dtype.
-void check_dtype(const Manifest& manifest, const KernelProblem& problem) {
-  if (manifest.dtype() != problem.dtype) {
-    throw InvalidArgumentError(fmt::format("template {} computes {}, the problem is {}", manifest.name(),
-                                           to_string(manifest.dtype()), to_string(problem.dtype)));
-  }
-}
-
-}  // namespace
 
 std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const std::string& template_name,
                                           const std::string& config_key, const DeviceInfo& device,
@@ -28,11 +18,7 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
   }
   const Manifest& manifest = kernel_template->manifest;
   try {
-    check_dtype(manifest, problem);
-    if (device.cc() < manifest.min_cc()) {
-      throw InvalidArgumentError(fmt::format("template {} needs compute capability {} or newer, {} is {}",
-                                             manifest.name(), manifest.min_cc(), device.name, device.arch()));
-    }
+    require_eligible(*kernel_template, problem, device.cc());
     Config config = manifest.check(Config::parse_key(template_name, config_key), &device, &problem);
     return CheckedConfig{kernel_template, std::move(config)};
   } catch (const InvalidArgumentError& error) {
@@ -45,15 +31,17 @@ db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
   return [&library](const std::string& template_name, const std::string& config_key,
                     const KernelProblem& problem) {
     if (template_name == db::kVendorTemplate) {  // cuBLAS's own trial: it has no manifest
-      if (config_key != db::kVendorConfig || problem.dtype != Dtype::kF32) {
-        throw InvalidArgumentError(fmt::format("a {} trial is {} f32 {}, not {} {}", db::kVendorTemplate,
-                                               db::kVendorTemplate, db::kVendorConfig,
-                                               to_string(problem.dtype), config_key));
+      // cuBLAS computes every type a problem may have (GemmEx); its trial has one config.
+      if (config_key != db::kVendorConfig || !output_allowed(problem.dtype, problem.c_dtype)) {
+        throw InvalidArgumentError(fmt::format("a {} trial is {} {}, not {} {}", db::kVendorTemplate,
+                                               db::kVendorTemplate, db::kVendorConfig, problem.type_name(),
+                                               config_key));
       }
       return;
     }
-    const Manifest& manifest = library.get(template_name).manifest;  // NotFoundError names the known ones
-    check_dtype(manifest, problem);
+    const KernelTemplate& kernel_template = library.get(template_name);  // NotFoundError names the known ones
+    const Manifest& manifest = kernel_template.manifest;
+    require_eligible(kernel_template, problem);
     manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);
   };
 }

@@ -1,5 +1,6 @@
 // Turning stored trials into the models' measurements.
 #include "runtime/result_source.hpp"
+#include "core/eligibility.hpp"
 
 #include "gemmforge/error.hpp"
 
@@ -15,7 +16,7 @@ void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const Tem
   // A result kept only for the record (its template source is unknown to this build) is never served.
   if (!trial.servable) return;
   const KernelTemplate* kernel_template = library.find(trial.template_name);
-  if (kernel_template == nullptr || kernel_template->manifest.dtype() != trial.problem.dtype) return;
+  if (kernel_template == nullptr || !can_serve(*kernel_template, trial.problem)) return;
   try {
     model::KernelMeasurement m;
     m.kernel_template = kernel_template;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/dtype.hpp"
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
 #include "db/database.hpp"
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <type_traits>
 
 namespace gemmforge::runtime {
 namespace {
@@ -78,7 +80,8 @@ size_t ProblemHash::operator()(const KernelProblem& p) const noexcept {
   size_t h = static_cast<size_t>(p.m) * 0x9e3779b97f4a7c15ull;
   h ^= static_cast<size_t>(p.n) * 0xc2b2ae3d27d4eb4full + (h << 6) + (h >> 2);
   h ^= static_cast<size_t>(p.k) * 0x165667b19e3779f9ull + (h << 6) + (h >> 2);
-  const size_t small = static_cast<size_t>(p.dtype) | (size_t{p.a_trans} << 4) | (size_t{p.b_trans} << 5) |
+  const size_t small = static_cast<size_t>(p.dtype) | (static_cast<size_t>(p.c_dtype) << 2) |
+                       (size_t{p.a_trans} << 4) | (size_t{p.b_trans} << 5) |
                        (static_cast<size_t>(p.align_a) << 8) | (static_cast<size_t>(p.align_b) << 12) |
                        (static_cast<size_t>(p.align_c) << 16);
   return h ^ (small * 0x27d4eb2f165667c5ull + (h << 6) + (h >> 2));
@@ -140,6 +143,26 @@ void Runtime::gemm(const GemmCall& call, cudaStream_t stream) {
     it = plans_.find(problem);
   }
   launch(*it->second, canonical, stream);
+}
+
+void Runtime::gemm_strided_batched(const GemmCall& call, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                                   int64_t batch_count, cudaStream_t stream) {
+  validate_batch(call, stride_a, stride_b, stride_c, batch_count);
+  const int64_t in_bytes = element_bytes(call.dtype);
+  const int64_t out_bytes = element_bytes(call.c_dtype);
+  const auto advance = [](auto* pointer, int64_t offset) {
+    using Byte =
+        std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(pointer)>>, const char, char>;
+    return pointer == nullptr ? pointer
+                              : static_cast<decltype(pointer)>(static_cast<Byte*>(pointer) + offset);
+  };
+  for (int64_t i = 0; i < batch_count; ++i) {
+    GemmCall one = call;
+    one.a = advance(call.a, i * stride_a * in_bytes);
+    one.b = advance(call.b, i * stride_b * in_bytes);
+    one.c = advance(call.c, i * stride_c * out_bytes);
+    gemm(one, stream);
+  }
 }
 
 void Runtime::launch(const Plan& plan, const KernelCall& call, cudaStream_t stream) {
@@ -325,8 +348,9 @@ PlanInfo Runtime::query(const GemmShape& shape) {
   call.ldc = tight(shape.ldc, shape.m, shape.n);
   call.a = call.b = aligned;
   call.c = const_cast<float*>(aligned);
-  KernelProblem problem = canonicalize(call).problem;
-  problem.dtype = shape.dtype;
+  call.dtype = shape.dtype;
+  call.c_dtype = shape.c_dtype.value_or(default_output(shape.dtype));
+  const KernelProblem problem = canonicalize(call).problem;
   {
     std::shared_lock lock(plans_mutex_);
     if (auto it = plans_.find(problem); it != plans_.end()) return describe_plan(*it->second, problem);

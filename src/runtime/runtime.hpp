@@ -59,6 +59,10 @@ class Runtime {
 
   /// Validates (InvalidArgumentError before any CUDA call), takes the quick paths, else launches the plan.
   void gemm(const GemmCall& call, cudaStream_t stream);
+  /// `batch_count` calls, the i-th on a + i * stride_a, b + i * stride_b, c + i * stride_c (strides in
+  /// elements, as in cuBLAS); every argument is checked before anything is launched.
+  void gemm_strided_batched(const GemmCall& call, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                            int64_t batch_count, cudaStream_t stream);
   PlanInfo query(const GemmShape& shape);
   void clear_cache();
   void wait_for_compiles();

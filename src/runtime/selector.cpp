@@ -1,5 +1,6 @@
 // Choosing a kernel: exact results, then the model's ranking, then the vendor check.
 #include "runtime/selector.hpp"
+#include "core/eligibility.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,8 +13,9 @@ namespace gemmforge::runtime {
 namespace {
 
 // cuBLAS computes these problems through the vendor path (runtime/vendor_gemm.hpp).
+// cuBLAS computes every type gemmforge stores (GemmEx with FP32 accumulation).
 bool vendor_serves(const KernelProblem& problem) {
-  return problem.dtype == Dtype::kF32;
+  return output_allowed(problem.dtype, problem.c_dtype);
 }
 
 std::shared_future<std::shared_ptr<const ServingModel>> build_model(
@@ -143,7 +145,7 @@ Selection Selector::select(const KernelProblem& problem) const {
     std::string minimums;
     bool any_dtype = false;
     for (const KernelTemplate* t : library_.all()) {
-      if (t->manifest.dtype() != problem.dtype) continue;
+      if (!can_serve(*t, problem)) continue;
       any_dtype = true;
       minimums += fmt::format("{}{} needs sm_{}", minimums.empty() ? "" : ", ", t->manifest.name(),
                               t->manifest.min_cc());

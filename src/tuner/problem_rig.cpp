@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/dtype.hpp"
 #include "cuda/check.hpp"
 #include "gemmforge/error.hpp"
 
@@ -32,11 +33,11 @@ const char* to_string(Outcome outcome) noexcept {
   return "unknown";
 }
 
-int64_t leading_dimension_for(int64_t extent, int align) {
+int64_t leading_dimension_for(int64_t extent, int align, int widest) {
   int64_t ld = std::max<int64_t>(extent, 1);
   ld = (ld + align - 1) / align * align;
   // A multiple of twice the alignment would put the problem in a wider class than asked for.
-  if (align < 4 && ld % (2 * align) == 0) ld += align;
+  if (align < widest && ld % (2 * align) == 0) ld += align;
   return ld;
 }
 
@@ -45,32 +46,42 @@ ProblemRig::ProblemRig(const KernelProblem& problem, const DeviceInfo& device, u
   cublas_.set_stream(stream_.get());
   const KernelProblem& p = problem_;
   // Canonical row-major storage: A is m x k (k-contiguous) or k x m (m-contiguous); likewise B.
-  lda_ = leading_dimension_for(p.a_trans ? p.m : p.k, p.align_a);
-  ldb_ = leading_dimension_for(p.b_trans ? p.k : p.n, p.align_b);
-  ldc_ = leading_dimension_for(p.n, p.align_c);
+  // Vectors of at most 16 bytes: 4 floats, 8 16-bit elements.
+  const int widest_in = 16 / element_bytes(p.dtype);
+  lda_ = leading_dimension_for(p.a_trans ? p.m : p.k, p.align_a, widest_in);
+  ldb_ = leading_dimension_for(p.b_trans ? p.k : p.n, p.align_b, widest_in);
+  ldc_ = leading_dimension_for(p.n, p.align_c, 16 / element_bytes(p.c_dtype));
   a_lines_ = p.a_trans ? p.k : p.m;
   b_lines_ = p.b_trans ? p.n : p.k;
-  const size_t a_bytes = std::max<int64_t>(1, a_lines_ * lda_) * sizeof(float);
-  const size_t b_bytes = std::max<int64_t>(1, b_lines_ * ldb_) * sizeof(float);
-  const size_t c_bytes = std::max<int64_t>(1, p.m * ldc_) * sizeof(float);
-  a_ = cuda::DeviceBuffer(a_bytes);
-  b_ = cuda::DeviceBuffer(b_bytes);
+  const int64_t a_elements = std::max<int64_t>(1, a_lines_ * lda_);
+  const int64_t b_elements = std::max<int64_t>(1, b_lines_ * ldb_);
+  const int64_t c_elements = std::max<int64_t>(1, p.m * ldc_);
+  const size_t in_bytes = element_bytes(p.dtype);
+  const size_t c_bytes = c_elements * element_bytes(p.c_dtype);
+  a_ = cuda::DeviceBuffer(a_elements * in_bytes);
+  b_ = cuda::DeviceBuffer(b_elements * in_bytes);
   c_ = cuda::DeviceBuffer(c_bytes);
   c0_ = cuda::DeviceBuffer(c_bytes);
   ref0_ = cuda::DeviceBuffer(c_bytes);
   ref1_ = cuda::DeviceBuffer(c_bytes);
   cudaStream_t s = stream_.get();
-  utilities_.fill_uniform(a_.as<float>(), 1, a_bytes / sizeof(float), 0, seed * 4 + 1, -1.0f, 1.0f, s);
-  utilities_.fill_uniform(b_.as<float>(), 1, b_bytes / sizeof(float), 0, seed * 4 + 2, -1.0f, 1.0f, s);
-  utilities_.fill_uniform(c0_.as<float>(), 1, c_bytes / sizeof(float), 0, seed * 4 + 3, -1.0f, 1.0f, s);
-  // ref0 = alpha AB; ref1 = alpha AB + beta C0.
+  // Random values in [-1, 1), drawn as floats and rounded to each matrix's type.
+  cuda::DeviceBuffer staging(std::max({a_elements, b_elements, c_elements}) * sizeof(float));
+  const auto fill = [&](cuda::DeviceBuffer& buffer, int64_t count, uint64_t fill_seed, Dtype dtype) {
+    utilities_.fill_uniform(staging.as<float>(), 1, count, 0, fill_seed, -1.0f, 1.0f, s);
+    utilities_.convert(staging.as<float>(), buffer.data(), count, dtype, s);
+  };
+  fill(a_, a_elements, seed * 4 + 1, p.dtype);
+  fill(b_, b_elements, seed * 4 + 2, p.dtype);
+  fill(c0_, c_elements, seed * 4 + 3, p.c_dtype);
+  // ref0 = alpha AB; ref1 = alpha AB + beta C0 (cuBLAS GemmEx with FP32 accumulation; SGEMM for f32).
   KernelCall reference = call(0.0f);
   reference.c = ref0_.data();
-  cublas_.sgemm(reference);
+  cublas_.gemm_ex(reference);
   GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(ref1_.data(), c0_.data(), c_bytes, cudaMemcpyDeviceToDevice, s));
   reference = call(kBeta);
   reference.c = ref1_.data();
-  cublas_.sgemm(reference);
+  cublas_.gemm_ex(reference);
   GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
@@ -90,7 +101,7 @@ KernelCall ProblemRig::call(float beta) const {
 
 Timing ProblemRig::time_cublas(const TimingOptions& options) {
   const KernelCall c = call(0.0f);
-  return time_launches([&](cudaStream_t) { cublas_.sgemm(c); }, stream_.get(), options, flusher_);
+  return time_launches([&](cudaStream_t) { cublas_.gemm_ex(c); }, stream_.get(), options, flusher_);
 }
 
 void ProblemRig::launch(const rtc::GemmKernel& kernel, const LaunchGeometry& geometry,
@@ -112,7 +123,10 @@ void ProblemRig::describe_resources(const rtc::GemmKernel& kernel, const LaunchG
 }
 
 Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const Config& config,
-                                 const TimingOptions& options, double error_bound) {
+                                 const TimingOptions& options, double requested_bound) {
+  // A 16-bit C may round one ulp apart from cuBLAS's (verification_tolerance); FP32 keeps the request.
+  const double error_bound =
+      std::max(requested_bound, verification_tolerance(problem_.dtype, problem_.c_dtype));
   const LaunchGeometry geometry = kernel.geometry(config, problem_, device_);
   Measurement out;
   describe_resources(kernel, geometry, out);
@@ -126,11 +140,11 @@ Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const Config& co
   scratch_.reset(s);
   const int64_t c_elements = problem_.m * ldc_;
   // Pass 1: beta = 0 over a NaN-poisoned C must equal alpha AB exactly where written, everywhere.
-  utilities_.fill_bits(c_.data(), c_elements, rtc::UtilityKernels::kPoison, s);
+  utilities_.poison(c_.data(), c_elements, problem_.c_dtype, s);
   launch(kernel, geometry, call(0.0f));
   GEMMFORGE_CUDA_CHECK(cudaGetLastError());
   rtc::Comparison check =
-      utilities_.compare(c_.as<float>(), ldc_, ref0_.as<float>(), ldc_, problem_.m, problem_.n, s);
+      utilities_.compare(c_.data(), ldc_, ref0_.data(), ldc_, problem_.m, problem_.n, problem_.c_dtype, s);
   out.rel_error = check.rel_error;
   if (!check.passes(error_bound)) {
     out.outcome = Outcome::kWrongResult;
@@ -139,11 +153,12 @@ Measurement ProblemRig::evaluate(const rtc::GemmKernel& kernel, const Config& co
     return out;
   }
   // Pass 2: beta != 0 must read C.
-  GEMMFORGE_CUDA_CHECK(
-      cudaMemcpyAsync(c_.data(), c0_.data(), c_elements * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(c_.data(), c0_.data(), c_elements * element_bytes(problem_.c_dtype),
+                                       cudaMemcpyDeviceToDevice, s));
   launch(kernel, geometry, call(kBeta));
   GEMMFORGE_CUDA_CHECK(cudaGetLastError());
-  check = utilities_.compare(c_.as<float>(), ldc_, ref1_.as<float>(), ldc_, problem_.m, problem_.n, s);
+  check =
+      utilities_.compare(c_.data(), ldc_, ref1_.data(), ldc_, problem_.m, problem_.n, problem_.c_dtype, s);
   out.rel_error = std::max(out.rel_error, check.rel_error);
   if (!check.passes(error_bound)) {
     out.outcome = Outcome::kWrongResult;

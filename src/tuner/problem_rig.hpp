@@ -34,8 +34,9 @@ struct Measurement {
   double occupancy_pct = 0;  ///< resident warps as a share of the SM's maximum
 };
 
-/// Leading dimension for a contiguous extent that gives exactly the alignment class `align` (1, 2 or 4).
-int64_t leading_dimension_for(int64_t extent, int align);
+/// Leading dimension for a contiguous extent that gives exactly the alignment class `align` (in elements;
+/// `widest` is the widest class, 4 floats or 8 16-bit elements).
+int64_t leading_dimension_for(int64_t extent, int align, int widest = 4);
 
 class ProblemRig {
  public:

@@ -1,6 +1,7 @@
 // The tuning run: one worker for the device, one run row, and per problem a search space, a resumed
 // history, a strategy and a stop condition handed to search().
 #include "tuner/tuner.hpp"
+#include "core/eligibility.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -36,17 +37,13 @@ std::vector<const KernelTemplate*> select_templates(const TemplateLibrary& libra
   std::vector<const KernelTemplate*> selected;
   if (names.empty()) {
     for (const KernelTemplate* t : library.all()) {
-      if (t->manifest.dtype() == problem.dtype) selected.push_back(t);
+      if (can_serve(*t, problem)) selected.push_back(t);
     }
     return selected;
   }
   for (const std::string& name : names) {
     const KernelTemplate& t = library.get(name);  // NotFoundError lists the known ones
-    if (t.manifest.dtype() != problem.dtype) {
-      throw InvalidArgumentError(fmt::format("template {} computes {}, the problem {} is {}", name,
-                                             to_string(t.manifest.dtype()), problem.to_string(),
-                                             to_string(problem.dtype)));
-    }
+    require_eligible(t, problem);
     if (std::find(selected.begin(), selected.end(), &t) == selected.end()) selected.push_back(&t);
   }
   return selected;
@@ -452,9 +449,8 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
   std::set<std::string> used_pins;
   std::vector<Space> spaces;
   for (const KernelTemplate* t : selected) {
-    if (t->manifest.min_cc() > device.cc()) {
-      spdlog::info("template {} needs compute capability {}; {} has {}", t->manifest.name(),
-                   t->manifest.min_cc(), device.name, device.cc());
+    if (const std::string why = ineligibility(*t, problem, device.cc()); !why.empty()) {
+      spdlog::info("{}", why);
       continue;
     }
     Pins own;

@@ -45,6 +45,8 @@ bool is_executable(const std::string& path) {
       throw DatabaseError(message);
     case ErrorKind::kNotFound:
       throw NotFoundError(message);
+    case ErrorKind::kNotSupported:
+      throw NotSupportedError(message);
     case ErrorKind::kInternal:
       break;
   }

@@ -113,6 +113,7 @@ DeviceInfo read_device(const Reader& r) {
 
 json problem_json(const KernelProblem& p) {
   return {{"dtype", to_string(p.dtype)},
+          {"c_dtype", to_string(p.c_dtype)},
           {"a_trans", p.a_trans},
           {"b_trans", p.b_trans},
           {"m", p.m},
@@ -127,6 +128,7 @@ KernelProblem read_problem(const Reader& r) {
   KernelProblem p;
   try {
     p.dtype = parse_dtype(r.get<std::string>("dtype"));
+    p.c_dtype = parse_dtype(r.get<std::string>("c_dtype"));
   } catch (const InvalidArgumentError& e) {
     throw ProtocolError(fmt::format("problem: {}", e.what()));
   }
@@ -204,9 +206,9 @@ Measurement read_measurement(const Reader& r) {
 }
 
 ErrorKind parse_error_kind(const std::string& text) {
-  for (ErrorKind kind :
-       {ErrorKind::kInvalidArgument, ErrorKind::kNoDevice, ErrorKind::kCuda, ErrorKind::kNvrtc,
-        ErrorKind::kCublas, ErrorKind::kDatabase, ErrorKind::kNotFound, ErrorKind::kInternal}) {
+  for (ErrorKind kind : {ErrorKind::kInvalidArgument, ErrorKind::kNoDevice, ErrorKind::kCuda,
+                         ErrorKind::kNvrtc, ErrorKind::kCublas, ErrorKind::kDatabase, ErrorKind::kNotFound,
+                         ErrorKind::kNotSupported, ErrorKind::kInternal}) {
     if (text == to_string(kind)) return kind;
   }
   return ErrorKind::kInternal;  // a newer worker's kind: still an error, reported with its message

@@ -3,12 +3,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/dtype.hpp"
 #include "cuda/check.hpp"
 
 namespace gemmforge::testing {
 std::string GemmCase::describe() const {
-  return fmt::format("{}-major {}{} {}x{}x{} pad {} alpha {} beta {}", to_string(order), to_string(op_a),
-                     to_string(op_b), m, n, k, pad, alpha, beta);
+  KernelProblem types;
+  types.dtype = dtype;
+  types.c_dtype = c_dtype;
+  return fmt::format("{} {}-major {}{} {}x{}x{} pad {} alpha {} beta {}", types.type_name(), to_string(order),
+                     to_string(op_a), to_string(op_b), m, n, k, pad, alpha, beta);
 }
 
 std::string CaseResult::describe() const {
@@ -26,6 +32,8 @@ void GemmHarness::reserve(cuda::DeviceBuffer& buffer, size_t bytes) {
 
 GemmCall shape_call(const GemmCase& c) {
   GemmCall call;
+  call.dtype = c.dtype;
+  call.c_dtype = c.c_dtype;
   call.order = c.order;
   call.op_a = c.op_a;
   call.op_b = c.op_b;
@@ -67,36 +75,45 @@ CaseResult GemmHarness::run(const GemmCase& c,
   const int64_t a_lines = lines(ta ? c.k : c.m, ta ? c.m : c.k);
   const int64_t b_lines = lines(tb ? c.n : c.k, tb ? c.k : c.n);
   const int64_t c_lines = lines(c.m, c.n);
-  reserve(a_, std::max<int64_t>(1, a_lines * call.lda) * sizeof(float));
-  reserve(b_, std::max<int64_t>(1, b_lines * call.ldb) * sizeof(float));
-  reserve(c_, std::max<int64_t>(1, c_lines * call.ldc) * sizeof(float));
-  reserve(ref_, std::max<int64_t>(1, c_lines * call.ldc) * sizeof(float));
+  const size_t in_bytes = element_bytes(c.dtype);
+  const size_t out_bytes = element_bytes(c.c_dtype);
+  reserve(a_, std::max<int64_t>(1, a_lines * call.lda) * in_bytes);
+  reserve(b_, std::max<int64_t>(1, b_lines * call.ldb) * in_bytes);
+  reserve(c_, std::max<int64_t>(1, c_lines * call.ldc) * out_bytes);
+  reserve(ref_, std::max<int64_t>(1, c_lines * call.ldc) * out_bytes);
+  const int64_t largest = std::max({a_lines * call.lda, b_lines * call.ldb, c_lines * call.ldc, int64_t{1}});
+  reserve(staging_, largest * sizeof(float));
   call = this->call(c);
 
   cudaStream_t s = stream_.get();
   const auto& u = utilities_;
   // Whole buffers, padding included, get random data (A, B) or poison (C), so any stray read or write shows.
-  u.fill_uniform(a_.as<float>(), 1, a_lines * call.lda, 0, seed * 3 + 1, -1.0f, 1.0f, s);
-  u.fill_uniform(b_.as<float>(), 1, b_lines * call.ldb, 0, seed * 3 + 2, -1.0f, 1.0f, s);
+  // Random floats are drawn into a staging buffer and rounded to each operand's type.
+  const auto random_fill = [&](void* data, int64_t count, uint64_t fill_seed, Dtype dtype) {
+    u.fill_uniform(staging_.as<float>(), 1, count, 0, fill_seed, -1.0f, 1.0f, s);
+    u.convert(staging_.as<float>(), data, count, dtype, s);
+  };
+  random_fill(a_.data(), a_lines * call.lda, seed * 3 + 1, c.dtype);
+  random_fill(b_.data(), b_lines * call.ldb, seed * 3 + 2, c.dtype);
   const int64_t c_elements = c_lines * call.ldc;
   if (c.beta == 0.0f) {
-    u.fill_bits(c_.data(), c_elements, rtc::UtilityKernels::kPoison, s);
+    u.poison(c_.data(), c_elements, c.c_dtype, s);
   } else {
-    u.fill_uniform(c_.as<float>(), 1, c_elements, 0, seed * 3 + 3, -1.0f, 1.0f, s);
+    random_fill(c_.data(), c_elements, seed * 3 + 3, c.c_dtype);
     // Padding of C still holds the poison, so writes there are caught.
     const int64_t c_contiguous = c.order == Order::kRowMajor ? c.n : c.m;
     for (int64_t line = 0; line < c_lines && call.ldc > c_contiguous; ++line) {
-      u.fill_bits(c_.as<float>() + line * call.ldc + c_contiguous, call.ldc - c_contiguous,
-                  rtc::UtilityKernels::kPoison, s);
+      u.poison(static_cast<char*>(c_.data()) + (line * call.ldc + c_contiguous) * out_bytes,
+               call.ldc - c_contiguous, c.c_dtype, s);
     }
   }
   GEMMFORGE_CUDA_CHECK(
-      cudaMemcpyAsync(ref_.data(), c_.data(), c_elements * sizeof(float), cudaMemcpyDeviceToDevice, s));
+      cudaMemcpyAsync(ref_.data(), c_.data(), c_elements * out_bytes, cudaMemcpyDeviceToDevice, s));
 
   // Reference from the same inputs.
   KernelCall reference = canonicalize(call);
   reference.c = ref_.data();
-  cublas_.sgemm(reference);
+  cublas_.gemm_ex(reference);
 
   candidate(call, s);
   GEMMFORGE_CUDA_CHECK(cudaGetLastError());
@@ -105,9 +122,8 @@ CaseResult GemmHarness::run(const GemmCase& c,
   CaseResult result;
   const int64_t c_contiguous = c.order == Order::kRowMajor ? c.n : c.m;
   result.comparison =
-      u.compare(c_.as<float>(), call.ldc, ref_.as<float>(), call.ldc, c_lines, c_contiguous, s);
-  result.padding_writes =
-      u.changed_padding(c_.data(), c_lines, c_contiguous, call.ldc, rtc::UtilityKernels::kPoison, s);
+      u.compare(c_.data(), call.ldc, ref_.data(), call.ldc, c_lines, c_contiguous, c.c_dtype, s);
+  result.padding_writes = u.changed_padding(c_.data(), c_lines, c_contiguous, call.ldc, c.c_dtype, s);
   return result;
 }
 

@@ -1,6 +1,7 @@
-// Runs one GEMM case against cuBLAS: random inputs in [-1, 1], C and its padding poisoned with NaN,
-// cuBLAS computing the reference from the same inputs, relative Frobenius error over all of C, and a
-// check that nothing outside C's logical extent was written.
+// Runs one GEMM case against cuBLAS: random inputs in [-1, 1] (rounded to the operands' type), C and its
+// padding poisoned with NaN, cuBLAS computing the reference from the same inputs (Sgemm for FP32, GemmEx
+// with FP32 accumulation otherwise), relative Frobenius error over all of C, and a check that nothing outside
+// C's logical extent was written.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,8 @@
 namespace gemmforge::testing {
 
 struct GemmCase {
+  Dtype dtype = Dtype::kF32;    ///< A's and B's type
+  Dtype c_dtype = Dtype::kF32;  ///< C's type
   Order order = Order::kRowMajor;
   Op op_a = Op::kN;
   Op op_b = Op::kN;
@@ -58,7 +61,7 @@ class GemmHarness {
   cuda::Stream stream_;
   cuda::CublasHandle cublas_;
   rtc::UtilityKernels utilities_;
-  cuda::DeviceBuffer a_, b_, c_, ref_;
+  cuda::DeviceBuffer a_, b_, c_, ref_, staging_;
 };
 
 }  // namespace gemmforge::testing

@@ -146,3 +146,107 @@ TEST(CapiValidation, StatusStringsNameEveryStatus) {
 
 }  // namespace
 }  // namespace gemmforge::testing
+
+namespace gemmforge::testing {
+namespace {
+
+// A well-formed column-major gemmforgeGemmEx call with BF16 operands and C, no handle.
+struct ExCall {
+  gemmforgeDataType_t a_type = GEMMFORGE_R_16BF;
+  gemmforgeDataType_t b_type = GEMMFORGE_R_16BF;
+  gemmforgeDataType_t c_type = GEMMFORGE_R_16BF;
+  gemmforgeComputeType_t compute = GEMMFORGE_COMPUTE_32F;
+  int m = 8, n = 6, k = 4;
+  int lda = 8, ldb = 4, ldc = 8;
+  int batch = 2;
+  long long stride_c = 48;
+  const void* alpha = &one;
+
+  gemmforgeStatus_t run() const {
+    return gemmforgeGemmEx(nullptr, GEMMFORGE_OP_N, GEMMFORGE_OP_N, m, n, k, alpha, dummy, a_type, lda, dummy,
+                           b_type, ldb, &one, dummy, c_type, ldc, compute, GEMMFORGE_GEMM_DEFAULT);
+  }
+  gemmforgeStatus_t run_batched() const {
+    return gemmforgeGemmStridedBatchedEx(nullptr, GEMMFORGE_OP_N, GEMMFORGE_OP_N, m, n, k, alpha, dummy,
+                                         a_type, lda, 32, dummy, b_type, ldb, 24, &one, dummy, c_type, ldc,
+                                         stride_c, batch, compute, GEMMFORGE_GEMM_DEFAULT);
+  }
+  static inline float one = 1.0f;
+  static inline float dummy[4] = {};  // never dereferenced: validation fails first
+};
+
+TEST(CapiGemmEx, EnumValuesMirrorCudaDataTypeAndCublasComputeType) {
+  // cudaDataType_t: CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14; cublasComputeType_t: 68, 69, 74,
+  // 75, 77.
+  EXPECT_EQ(GEMMFORGE_R_32F, 0);
+  EXPECT_EQ(GEMMFORGE_R_16F, 2);
+  EXPECT_EQ(GEMMFORGE_R_16BF, 14);
+  EXPECT_EQ(GEMMFORGE_COMPUTE_32F, 68);
+  EXPECT_EQ(GEMMFORGE_COMPUTE_32F_PEDANTIC, 69);
+  EXPECT_EQ(GEMMFORGE_COMPUTE_32F_FAST_16F, 74);
+  EXPECT_EQ(GEMMFORGE_COMPUTE_32F_FAST_16BF, 75);
+  EXPECT_EQ(GEMMFORGE_COMPUTE_32F_FAST_TF32, 77);
+}
+
+TEST(CapiGemmEx, ValidCombinationsReachTheHandle) {
+  for (auto [a, c] :
+       {std::pair{GEMMFORGE_R_16BF, GEMMFORGE_R_16BF}, std::pair{GEMMFORGE_R_16BF, GEMMFORGE_R_32F},
+        std::pair{GEMMFORGE_R_16F, GEMMFORGE_R_16F}, std::pair{GEMMFORGE_R_16F, GEMMFORGE_R_32F},
+        std::pair{GEMMFORGE_R_32F, GEMMFORGE_R_32F}}) {
+    ExCall call;
+    call.a_type = call.b_type = a, call.c_type = c;
+    EXPECT_EQ(call.run(), GEMMFORGE_STATUS_NOT_INITIALIZED)
+        << a << " " << c << ": " << gemmforgeGetLastErrorMessage();
+    EXPECT_EQ(call.run_batched(), GEMMFORGE_STATUS_NOT_INITIALIZED) << gemmforgeGetLastErrorMessage();
+  }
+  ExCall tf32;
+  tf32.a_type = tf32.b_type = tf32.c_type = GEMMFORGE_R_32F;
+  tf32.compute = GEMMFORGE_COMPUTE_32F_FAST_TF32;
+  EXPECT_EQ(tf32.run(), GEMMFORGE_STATUS_NOT_INITIALIZED) << gemmforgeGetLastErrorMessage();
+}
+
+TEST(CapiGemmEx, UnsupportedCombinationsAreNotSupportedAndNamed) {
+  ExCall mixed;
+  mixed.b_type = GEMMFORGE_R_16F;
+  EXPECT_EQ(mixed.run(), GEMMFORGE_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(std::string(gemmforgeGetLastErrorMessage()).find("Btype GEMMFORGE_R_16F"), std::string::npos)
+      << gemmforgeGetLastErrorMessage();
+  ExCall cross;
+  cross.a_type = cross.b_type = GEMMFORGE_R_16F;
+  cross.c_type = GEMMFORGE_R_16BF;
+  EXPECT_EQ(cross.run(), GEMMFORGE_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(std::string(gemmforgeGetLastErrorMessage()).find("Ctype GEMMFORGE_R_16BF"), std::string::npos)
+      << gemmforgeGetLastErrorMessage();
+  ExCall narrowing;
+  narrowing.a_type = narrowing.b_type = GEMMFORGE_R_32F;
+  EXPECT_EQ(narrowing.run_batched(), GEMMFORGE_STATUS_NOT_SUPPORTED) << "FP32 operands into a BF16 C";
+}
+
+TEST(CapiGemmEx, BadArgumentsAreInvalidValueBeforeTheHandle) {
+  const std::vector<std::pair<const char*, std::function<void(ExCall&)>>> cases = {
+      {"Atype = 7", [](ExCall& c) { c.a_type = static_cast<gemmforgeDataType_t>(7); }},
+      {"Ctype = 3", [](ExCall& c) { c.c_type = static_cast<gemmforgeDataType_t>(3); }},
+      {"computeType = 64", [](ExCall& c) { c.compute = static_cast<gemmforgeComputeType_t>(64); }},
+      {"alpha is a NULL pointer", [](ExCall& c) { c.alpha = nullptr; }},
+      {"lda = 7", [](ExCall& c) { c.lda = 7; }},
+      {"m = -1", [](ExCall& c) { c.m = -1; }},
+  };
+  for (const auto& [mentions, change] : cases) {
+    ExCall call;
+    change(call);
+    EXPECT_EQ(call.run(), GEMMFORGE_STATUS_INVALID_VALUE) << mentions;
+    EXPECT_NE(std::string(gemmforgeGetLastErrorMessage()).find(mentions), std::string::npos)
+        << gemmforgeGetLastErrorMessage();
+  }
+  ExCall batch;
+  batch.batch = -1;
+  EXPECT_EQ(batch.run_batched(), GEMMFORGE_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(gemmforgeGetLastErrorMessage()).find("batchCount = -1"), std::string::npos);
+  ExCall overlapping;
+  overlapping.stride_c = 40;  // C is 8 x 6 with ldc 8: 48 elements
+  EXPECT_EQ(overlapping.run_batched(), GEMMFORGE_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(gemmforgeGetLastErrorMessage()).find("strideC = 40"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gemmforge::testing

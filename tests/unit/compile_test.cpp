@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "core/dtype.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
@@ -36,9 +37,13 @@ std::vector<Case> spread(const std::string& arch) {
   };
   for (const KernelTemplate* t : library.all()) {
     const Manifest& m = t->manifest;
-    // Skinny templates are meant for few rows; the others for a square problem. Both aligned.
-    for (const KernelProblem& problem :
+    // Skinny templates are meant for few rows; the others for a square problem. Both aligned (16 bytes), of
+    // the template's first type.
+    for (KernelProblem problem :
          {tuner::testing::problem(1000, 1000, 1000), tuner::testing::problem(8, 4096, 4096)}) {
+      parse_type_name(m.default_type_name(), problem.dtype, problem.c_dtype);
+      problem.align_a = problem.align_b = 16 / element_bytes(problem.dtype);
+      problem.align_c = 16 / element_bytes(problem.c_dtype);
       for (const Config& seed : m.seeds()) add(*t, seed, problem);
       for (const char* vector : {"VEC_A", "VEC_B"}) {
         const Parameter* p = m.find_parameter(vector);

@@ -126,6 +126,42 @@ TEST(DbSchema, OldDatabaseIsUpgradedByALaterMigrationKeepingItsData) {
             "test addition");
 }
 
+TEST(DbSchema, SixteenBitMigrationKeepsFp32ProblemsAndStoresAlignmentsInBytes) {
+  TempFolder folder;
+  const std::string path = folder.file("v1.db");
+  {
+    // A database as gemmforge wrote it before 16-bit types: alignments in floats, no c_dtype.
+    const std::vector<Migration> v1(builtin_migrations().begin(), builtin_migrations().begin() + 1);
+    const Database database = Database::open(path, v1);
+    EXPECT_EQ(database.schema_version(), 1);
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec(
+        "INSERT INTO problems (id, dtype, a_trans, b_trans, m, n, k, align_a, align_b, align_c) VALUES "
+        "(7, 'f32', 0, 1, 4103, 4105, 4104, 4, 1, 2)");
+  }
+  Database upgraded = Database::open(path);
+  EXPECT_EQ(upgraded.schema_version(), builtin_migrations().back().version);
+  KernelProblem p;
+  p.b_trans = true;
+  p.m = 4103, p.n = 4105, p.k = 4104;
+  p.align_a = 4, p.align_b = 1, p.align_c = 2;
+  EXPECT_EQ(upgraded.find_problem(p), std::optional<int64_t>(7)) << "the same problem, in elements";
+  KernelProblem half = p;
+  half.dtype = half.c_dtype = Dtype::kBf16;
+  half.align_a = 8;
+  const int64_t half_id = upgraded.upsert_problem(half);
+  EXPECT_NE(half_id, 7);
+  EXPECT_EQ(upgraded.find_problem(half), std::optional<int64_t>(half_id));
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(
+      raw.execAndGet("SELECT align_a || '/' || align_b || '/' || align_c || ' ' || c_dtype FROM problems "
+                     "WHERE id = 7")
+          .getString(),
+      "16/4/8 f32");
+  EXPECT_EQ(raw.execAndGet("SELECT align_a FROM problems WHERE id = " + std::to_string(half_id)).getInt(),
+            16);
+}
+
 TEST(DbSchema, UpgradedDatabaseIsRejectedByOlderCodeUntouched) {
   TempFolder folder;
   const std::string path = folder.file("newer.db");

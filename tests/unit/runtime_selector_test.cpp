@@ -205,9 +205,42 @@ TEST_F(RuntimeSelector, ADeviceNoTemplateRunsOnIsAnArchMismatchUnlessCuBlasServe
   turing.cc_major = 7, turing.cc_minor = 5;
   EXPECT_THROW(select(turing, problem(256, 256, 256), {}, false), ArchMismatchError);
   EXPECT_EQ(select(turing, problem(256, 256, 256)).level, PlanLevel::kVendor);
-  KernelProblem half = problem(256, 256, 256);
-  half.dtype = Dtype::kF16;
-  EXPECT_THROW(select(h100_card_, half, {}, false), NotFoundError);
+  // No template computes TF32 products: cuBLAS serves them, or nothing does.
+  KernelProblem tf32 = problem(256, 256, 256);
+  tf32.dtype = Dtype::kTf32;
+  EXPECT_THROW(select(h100_card_, tf32, {}, false), NotFoundError);
+  EXPECT_EQ(select(h100_card_, tf32).level, PlanLevel::kVendor);
+}
+
+TEST_F(RuntimeSelector, SixteenBitProblemsOfEveryAlignmentAndShapeGetAValidTensorCoreConfig) {
+  for (const char* type : {"bf16", "f16>f32"}) {
+    for (int align : {1, 2, 4, 8}) {
+      for (const auto& [m, n, k] : {std::tuple{1, 4096, 4096}, std::tuple{16, 4096, 14336},
+                                    std::tuple{4103, 4105, 4104}, std::tuple{1024, 50257, 768}}) {
+        for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+          KernelProblem p = problem(m, n, k, layout, align, align, align);
+          parse_type_name(type, p.dtype, p.c_dtype);
+          if (p.c_dtype == Dtype::kF32) p.align_c = std::min(align, 4);
+          const Selection s = select(h100_card_, p, {}, false);
+          ASSERT_TRUE(s.choice) << p.to_string();
+          EXPECT_EQ(s.choice->kernel_template->manifest.name(), "hgemm_mma") << p.to_string();
+          expect_valid(s, h100_card_, p);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeSelector, SixteenBitProblemsGetTheTensorCoreTemplate) {
+  for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
+    KernelProblem half = problem(1000, 1000, 1000, "nt", 8, 8, 8);
+    parse_type_name(type, half.dtype, half.c_dtype);
+    if (half.c_dtype == Dtype::kF32) half.align_c = 4;
+    const Selection s = select(h100_card_, half, {}, false);
+    ASSERT_TRUE(s.choice) << type;
+    EXPECT_EQ(s.choice->kernel_template->manifest.name(), "hgemm_mma") << type;
+    expect_valid(s, h100_card_, half);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Parsing of shapes, layouts and devices for the gemmforge tool.
 #include "cli_common.hpp"
 
+#include "core/dtype.hpp"
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -192,23 +194,28 @@ std::vector<ShapeEntry> collect_shapes(const std::vector<std::string>& shapes, c
 }
 
 KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
-                           const std::string& order, Dtype dtype) {
+                           const std::string& order, const std::string& type) {
   bool ta = false;
   bool tb = false;
   parse_layout(layout, ta, tb);
   KernelProblem p;
-  p.dtype = dtype;
+  parse_type_name(type, p.dtype, p.c_dtype);
   if (parse_order(order) == Order::kRowMajor) {
     p.m = m, p.n = n, p.a_trans = ta, p.b_trans = tb;
   } else {
     p.m = n, p.n = m, p.a_trans = tb, p.b_trans = ta;
   }
   p.k = k;
-  // Leading dimensions equal to the matrix extents: aligned when the contiguous extent allows it.
-  auto align = [](int64_t contiguous) { return contiguous % 4 == 0 ? 4 : contiguous % 2 == 0 ? 2 : 1; };
-  p.align_a = align(p.a_trans ? p.m : p.k);
-  p.align_b = align(p.b_trans ? p.k : p.n);
-  p.align_c = align(p.n);
+  // Leading dimensions equal to the matrix extents: aligned as far as the contiguous extent allows (16 bytes
+  // at most), as vector_alignment() finds for such a matrix at an aligned address.
+  auto align = [](int64_t contiguous, Dtype dtype) {
+    int width = 16 / element_bytes(dtype);
+    while (width > 1 && contiguous % width != 0) width /= 2;
+    return width;
+  };
+  p.align_a = align(p.a_trans ? p.m : p.k, p.dtype);
+  p.align_b = align(p.b_trans ? p.k : p.n, p.dtype);
+  p.align_c = align(p.n, p.c_dtype);
   return p;
 }
 

@@ -89,9 +89,10 @@ std::vector<ShapeEntry> read_shapes(const std::string& path);
 /// The entries of every --shape text (sizes only) followed by those of the shape file, if one is given.
 std::vector<ShapeEntry> collect_shapes(const std::vector<std::string>& shapes, const std::string& file);
 
-/// Canonical problem of a row- or column-major call with the given layout ("nn", "nt", ...) and aligned data.
+/// Canonical problem of a row- or column-major call with the given layout ("nn", "nt", ...) and aligned data;
+/// `type` names the operand type and, after '>', C's type where it differs ("bf16", "bf16>f32").
 KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
-                           const std::string& order, Dtype dtype = Dtype::kF32);
+                           const std::string& order, const std::string& type = "f32");
 
 /// The device to work on: the GPU named by `spec` when one is present, else nominal limits of `arch`
 /// (an empty arch then means the GPU is required, and a missing GPU is an error).

@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "cli_common.hpp"
+#include "core/dtype.hpp"
 #include "cuda/check.hpp"
 #include "cuda/cublas_handle.hpp"
 #include "cuda/device.hpp"
@@ -43,12 +44,13 @@ struct BenchOptions {
   std::vector<std::string> shapes;
   std::string layout = "nn";
   std::string order = "row";
+  std::string dtype = "f32";  ///< type name: operands, and '>f32' for an FP32 C
   std::string device;
   std::string db;
   bool tune_missing = false;
   bool no_vendor = false;
   double tune_time_s = 120;
-  double error_bound = 1e-5;
+  double error_bound = -1;  ///< negative: verification_tolerance() of the types
   double budget_ms = 200;
   bool json = false;
   std::string csv;
@@ -96,10 +98,24 @@ struct Operands {
   cuda::DeviceBuffer a, b, c, reference;
 };
 
-Operands make_operands(int64_t m, int64_t n, int64_t k, Op op_a, Op op_b, Order order,
-                       const rtc::UtilityKernels& utilities, cudaStream_t stream) {
+// Random values in [-1, 1) rounded to `dtype`, over `count` elements.
+void fill_random(const rtc::UtilityKernels& utilities, void* data, int64_t count, uint64_t seed, Dtype dtype,
+                 cudaStream_t stream) {
+  if (element_bytes(dtype) == 4) {
+    utilities.fill_uniform(static_cast<float*>(data), 1, count, 0, seed, -1.0f, 1.0f, stream);
+    return;
+  }
+  cuda::DeviceBuffer staging(count * sizeof(float));
+  utilities.fill_uniform(staging.as<float>(), 1, count, 0, seed, -1.0f, 1.0f, stream);
+  utilities.convert(staging.as<float>(), data, count, dtype, stream);
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the staging buffer goes
+}
+
+Operands make_operands(int64_t m, int64_t n, int64_t k, Op op_a, Op op_b, Order order, Dtype dtype,
+                       Dtype c_dtype, const rtc::UtilityKernels& utilities, cudaStream_t stream) {
   Operands o;
   GemmCall& call = o.call;
+  call.dtype = dtype, call.c_dtype = c_dtype;
   call.order = order, call.op_a = op_a, call.op_b = op_b, call.m = m, call.n = n, call.k = k;
   call.alpha = 1.0f, call.beta = 0.0f;
   const bool ta = op_a == Op::kT;
@@ -113,12 +129,13 @@ Operands make_operands(int64_t m, int64_t n, int64_t k, Op op_a, Op op_b, Order 
   const auto [ldb, b_elements] = extent(tb ? n : k, tb ? k : n);
   const auto [ldc, c_elements] = extent(m, n);
   call.lda = lda, call.ldb = ldb, call.ldc = ldc;
-  o.a = cuda::DeviceBuffer(a_elements * sizeof(float));
-  o.b = cuda::DeviceBuffer(b_elements * sizeof(float));
-  o.c = cuda::DeviceBuffer(c_elements * sizeof(float));
-  o.reference = cuda::DeviceBuffer(c_elements * sizeof(float));
-  utilities.fill_uniform(o.a.as<float>(), 1, a_elements, 0, 11, -1.0f, 1.0f, stream);
-  utilities.fill_uniform(o.b.as<float>(), 1, b_elements, 0, 12, -1.0f, 1.0f, stream);
+  const int64_t in_bytes = element_bytes(dtype), out_bytes = element_bytes(c_dtype);
+  o.a = cuda::DeviceBuffer(a_elements * in_bytes);
+  o.b = cuda::DeviceBuffer(b_elements * in_bytes);
+  o.c = cuda::DeviceBuffer(c_elements * out_bytes);
+  o.reference = cuda::DeviceBuffer(c_elements * out_bytes);
+  fill_random(utilities, o.a.data(), a_elements, 11, dtype, stream);
+  fill_random(utilities, o.b.data(), b_elements, 12, dtype, stream);
   call.a = o.a.data(), call.b = o.b.data(), call.c = o.c.data();
   return o;
 }
@@ -134,9 +151,12 @@ void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& proble
     GemmShape shape;
     shape.m = p.m, shape.n = p.n, shape.k = p.k;
     shape.order = p.order, shape.op_a = p.op_a, shape.op_b = p.op_b;
+    Dtype c_dtype;
+    parse_type_name(o.dtype, shape.dtype, c_dtype);
+    shape.c_dtype = c_dtype;
     if (runtime.query(shape).level == PlanLevel::kExact) continue;
     tune.problems.push_back(
-        make_problem(p.m, p.n, p.k, p.layout(), p.order == Order::kRowMajor ? "row" : "col"));
+        make_problem(p.m, p.n, p.k, p.layout(), p.order == Order::kRowMajor ? "row" : "col", o.dtype));
   }
   if (tune.problems.empty()) return;
   fmt::print(stderr, "Tuning {} problem(s) without an exact result first ({:.0f} s each at most).\n",
@@ -176,9 +196,12 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
   tuner::TimingOptions timing;
   timing.budget_ms = o.budget_ms / kRounds;
 
+  Dtype dtype, c_dtype;
+  parse_type_name(o.dtype, dtype, c_dtype);
   std::vector<BenchRow> rows;
   for (const BenchProblem& p : problems) {
-    Operands operands = make_operands(p.m, p.n, p.k, p.op_a, p.op_b, p.order, utilities, stream.get());
+    Operands operands =
+        make_operands(p.m, p.n, p.k, p.op_a, p.op_b, p.order, dtype, c_dtype, utilities, stream.get());
     const GemmCall& call = operands.call;
     BenchRow row;
     row.shape = p.label();
@@ -186,14 +209,19 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     GemmShape shape;
     shape.op_a = p.op_a, shape.op_b = p.op_b, shape.m = p.m, shape.n = p.n, shape.k = p.k;
     shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc, shape.order = p.order;
-    const auto* a = static_cast<const float*>(call.a);
-    const auto* b = static_cast<const float*>(call.b);
-    auto* c = static_cast<float*>(call.c);
+    shape.dtype = dtype, shape.c_dtype = c_dtype;
     const int64_t lines = p.order == Order::kRowMajor ? call.m : call.n;
     const int64_t contiguous = p.order == Order::kRowMajor ? call.n : call.m;
     auto run = [&](Runtime& runtime, cudaStream_t s) {
-      runtime.gemm(p.op_a, p.op_b, call.m, call.n, call.k, 1.0f, a, call.lda, b, call.ldb, 0.0f, c, call.ldc,
-                   p.order, s);
+      if (dtype == Dtype::kF32) {
+        runtime.gemm(p.op_a, p.op_b, call.m, call.n, call.k, 1.0f, static_cast<const float*>(call.a),
+                     call.lda, static_cast<const float*>(call.b), call.ldb, 0.0f, static_cast<float*>(call.c),
+                     call.ldc, p.order, s);
+      } else {
+        runtime.gemm_strided_batched(dtype, c_dtype, p.op_a, p.op_b, call.m, call.n, call.k, 1.0f, call.a,
+                                     call.lda, 0, call.b, call.ldb, 0, 0.0f, call.c, call.ldc, 0, 1, p.order,
+                                     s);
+      }
     };
     // One call builds the plan; kernels compiling in the background are waited for, as after any warm-up.
     auto prepare = [&](Runtime& runtime, PlanInfo& plan, rtc::Comparison& check) {
@@ -201,12 +229,12 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
       runtime.wait_for_compiles();
       plan = runtime.query(shape);
       run(runtime, stream.get());
-      check = utilities.compare(c, call.ldc, operands.reference.as<float>(), call.ldc, lines, contiguous,
-                                stream.get());
+      check = utilities.compare(call.c, call.ldc, operands.reference.data(), call.ldc, lines, contiguous,
+                                c_dtype, stream.get());
     };
     KernelCall reference = canonicalize(call);
     reference.c = operands.reference.data();
-    cublas.sgemm(reference);
+    cublas.gemm_ex(reference);
     prepare(served, row.plan, row.served_check);
     if (row.vendor()) prepare(generated, row.generated_plan, row.generated_check);
     // The contenders take turns, a share of the budget each, so that a drift of the clocks during the
@@ -221,9 +249,9 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
             tuner::time_launches([&](cudaStream_t s) { run(generated, s); }, stream.get(), timing, flusher)
                 .median_ms);
       }
-      cublas_ms.push_back(
-          tuner::time_launches([&](cudaStream_t) { cublas.sgemm(reference); }, stream.get(), timing, flusher)
-              .median_ms);
+      cublas_ms.push_back(tuner::time_launches([&](cudaStream_t) { cublas.gemm_ex(reference); }, stream.get(),
+                                               timing, flusher)
+                              .median_ms);
     }
     row.served.median_ms = median(served_ms);
     row.cublas.median_ms = median(cublas_ms);
@@ -296,8 +324,8 @@ nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const st
 }
 
 void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, const Summary& summary,
-                 double error_bound) {
-  fmt::print("gemmforge vs cuBLAS SGEMM on {} (median of timed launches, L2 flushed)\n", device.name);
+                 double error_bound, const std::string& routine) {
+  fmt::print("gemmforge vs cuBLAS {} on {} (median of timed launches, L2 flushed)\n", routine, device.name);
   fmt::print(
       "served: what an application gets (cuBLAS where gemmforge serves it, level vendor); generated: "
       "gemmforge's own kernel\n");
@@ -587,7 +615,8 @@ int run_first_use(const BenchOptions& o, const std::vector<BenchProblem>& proble
   for (const BenchProblem& p : problems) {
     FirstUseCase c;
     c.problem = p;
-    c.operands = make_operands(p.m, p.n, p.k, p.op_a, p.op_b, p.order, utilities, stream.get());
+    c.operands = make_operands(p.m, p.n, p.k, p.op_a, p.op_b, p.order, Dtype::kF32, Dtype::kF32, utilities,
+                               stream.get());
     const GemmCall& g = c.operands.call;
     c.reference = canonicalize(g);
     c.reference.c = c.operands.reference.data();
@@ -686,7 +715,18 @@ int run_first_use(const BenchOptions& o, const std::vector<BenchProblem>& proble
   return 0;
 }
 
-int run_bench(const BenchOptions& o) {
+// "SGEMM" or "GemmEx bf16": what cuBLAS computes in the comparison.
+std::string cublas_routine(const std::string& type) {
+  return type == "f32" ? "SGEMM" : "GemmEx " + type;
+}
+
+int run_bench(const BenchOptions& given) {
+  BenchOptions o = given;
+  Dtype dtype, c_dtype;
+  parse_type_name(o.dtype, dtype, c_dtype);
+  if (o.error_bound < 0) o.error_bound = verification_tolerance(dtype, c_dtype);
+  if (o.first_use && dtype != Dtype::kF32)
+    throw InvalidArgumentError("--first-use-tuning measures f32 problems");
   if (o.layout.size() != 2) throw InvalidArgumentError("--layout must be nn, nt, tn or tt");
   std::vector<BenchProblem> problems;
   for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
@@ -718,7 +758,7 @@ int run_bench(const BenchOptions& o) {
   if (o.json) {
     fmt::print("{}\n", to_json(device, o, rows, summary).dump(2));
   } else {
-    print_table(device, rows, summary, o.error_bound);
+    print_table(device, rows, summary, o.error_bound, cublas_routine(o.dtype));
   }
   if (!o.csv.empty()) write_csv(o.csv, rows);
   if (!o.plot.empty()) {
@@ -726,8 +766,9 @@ int run_bench(const BenchOptions& o) {
     for (const BenchRow& r : rows)
       bars.push_back({r.shape + (r.vendor() ? " (cuBLAS)" : ""), r.served_ratio()});
     std::ofstream out(o.plot);
-    out << ratio_chart_svg(fmt::format("gemmforge (served) / cuBLAS SGEMM speed on {}", device.name), bars,
-                           summary.served);
+    out << ratio_chart_svg(
+        fmt::format("gemmforge (served) / cuBLAS {} speed on {}", cublas_routine(o.dtype), device.name), bars,
+        summary.served);
     if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", o.plot));
   }
   for (const BenchRow& r : rows) {
@@ -750,6 +791,10 @@ Command register_bench(CLI::App& app) {
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype,
+                  "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); compared with "
+                  "cuBLAS GemmEx (SGEMM for f32)")
+      ->capture_default_str();
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--db", o->db,
                   "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
@@ -759,8 +804,9 @@ Command register_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--budget-ms", o->budget_ms, "Timed milliseconds per contender and problem")
       ->capture_default_str();
-  cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error tolerated against cuBLAS")
-      ->capture_default_str();
+  cmd->add_option(
+      "--error-bound", o->error_bound,
+      "Relative Frobenius error tolerated against cuBLAS (default: the types' verification tolerance)");
   cmd->add_flag("--json", o->json, "Print JSON instead of the table");
   cmd->add_option("--csv", o->csv, "Also write the results as CSV to this file");
   cmd->add_option("--plot", o->plot, "Also write an SVG bar chart of the ratio per problem to this file");

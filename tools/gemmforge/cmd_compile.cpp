@@ -28,6 +28,7 @@ struct CompileOptions {
   std::string arch = "sm_90";
   std::string shape = "1024x1024x1024";
   std::string layout = "nn";
+  std::string dtype;  // empty: the template's first type
   std::string order = "row";
   std::string output;
   bool log = false;
@@ -125,7 +126,8 @@ int run_compile(const CompileOptions& o) {
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, tmpl.manifest.dtype());
+  const KernelProblem problem =
+      make_problem(m, n, k, o.layout, o.order, o.dtype.empty() ? tmpl.manifest.default_type_name() : o.dtype);
   if (o.sample > 0) return run_compile_sample(o, tmpl, problem);
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
@@ -201,6 +203,9 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
       ->capture_default_str()
       ->check(one_of({"nn", "nt", "tn", "tt"}));
+  cmd->add_option("--dtype", o->dtype,
+                  "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
+                  "template's first");
   cmd->add_option("--order", o->order, "Storage order: row or col")
       ->capture_default_str()
       ->check(one_of({"row", "col"}));

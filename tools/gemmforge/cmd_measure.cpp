@@ -23,6 +23,7 @@ struct MeasureOptions {
   std::string template_name = "sgemm_simt";
   std::string shape = "4096x4096x4096";
   std::string layout = "nn";
+  std::string dtype;  // empty: the template's first type
   std::string order = "row";
   std::string device;
   std::vector<std::string> configs;
@@ -41,7 +42,8 @@ int run_measure(const MeasureOptions& o) {
   cuda::DeviceGuard guard(device.ordinal);
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, tmpl.manifest.dtype());
+  const KernelProblem problem =
+      make_problem(m, n, k, o.layout, o.order, o.dtype.empty() ? tmpl.manifest.default_type_name() : o.dtype);
 
   std::vector<Config> configs;
   for (const std::string& text : o.configs) configs.push_back(Config::parse_key(tmpl.manifest.name(), text));
@@ -141,6 +143,9 @@ Command register_measure(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
       ->capture_default_str()
       ->check(one_of({"nn", "nt", "tn", "tt"}));
+  cmd->add_option("--dtype", o->dtype,
+                  "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
+                  "template's first");
   cmd->add_option("--order", o->order, "Storage order: row or col")
       ->capture_default_str()
       ->check(one_of({"row", "col"}));

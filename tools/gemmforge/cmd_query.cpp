@@ -103,7 +103,7 @@ int run_query(const QueryOptions& o) {
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, parse_dtype(o.dtype));
+  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, o.dtype);
 
   // The user's database or export (read-only where it is not writable), then $GEMMFORGE_SITE_DB.
   const runtime::ResultSources opened = runtime::open_result_sources(o.db, TemplateLibrary::instance());

@@ -23,6 +23,7 @@ struct ReportCliOptions {
   std::vector<std::string> shapes;
   std::string layout;  // empty: every layout
   std::string order = "row";
+  std::string dtype = "f32";  ///< type name of the problems --shape names
   int top = 5;
   bool json = false;
   bool shipped = false;
@@ -35,14 +36,14 @@ std::function<bool(const KernelProblem&)> problem_filter(const ReportCliOptions&
   for (const std::string& text : o.shapes) {
     int64_t m = 0, n = 0, k = 0;
     parse_shape(text, m, n, k);
-    wanted.push_back(make_problem(m, n, k, o.layout.empty() ? "nn" : o.layout, o.order));
+    wanted.push_back(make_problem(m, n, k, o.layout.empty() ? "nn" : o.layout, o.order, o.dtype));
   }
   const bool any_layout = o.layout.empty();
   return [wanted, any_layout](const KernelProblem& p) {
     for (const KernelProblem& w : wanted) {
       const bool sizes = w.m == p.m && w.n == p.n && w.k == p.k;
       const bool layout = any_layout || (w.a_trans == p.a_trans && w.b_trans == p.b_trans);
-      if (sizes && layout && w.dtype == p.dtype) return true;
+      if (sizes && layout && w.dtype == p.dtype && w.c_dtype == p.c_dtype) return true;
     }
     return false;
   };
@@ -108,6 +109,8 @@ Command register_report(CLI::App& app) {
   cmd->add_option("--device", o->device, "Only this GPU: UUID or (part of) its name, as recorded");
   cmd->add_option("--shape", o->shapes, "Only problems of this MxNxK (repeatable)");
   cmd->add_option("--layout", o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
+  cmd->add_option("--dtype", o->dtype, "With --shape: the problems' type (f32, f16, bf16, bf16>f32, ...)")
+      ->capture_default_str();
   cmd->add_option("--order", o->order, "With --shape: storage order the shape is given in, row or col")
       ->capture_default_str()
       ->check(one_of({"row", "col"}));

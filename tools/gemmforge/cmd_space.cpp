@@ -16,6 +16,7 @@ struct SpaceOptions {
   std::string template_name = "sgemm_simt";
   std::string shape;
   std::string layout = "nn";
+  std::string dtype;  // empty: the template's first type
   std::string order = "row";
   std::string device;
   std::string arch;
@@ -55,7 +56,8 @@ int run_space(const SpaceOptions& o) {
   }
   int64_t m = 0, n = 0, k = 0;
   parse_shape(o.shape, m, n, k);
-  const KernelProblem problem = make_problem(m, n, k, o.layout, o.order, tmpl.manifest.dtype());
+  const KernelProblem problem =
+      make_problem(m, n, k, o.layout, o.order, o.dtype.empty() ? tmpl.manifest.default_type_name() : o.dtype);
   DeviceInfo device;
   try {
     device = resolve_device(o.device, o.arch);
@@ -108,6 +110,9 @@ Command register_space(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
       ->capture_default_str()
       ->check(one_of({"nn", "nt", "tn", "tt"}));
+  cmd->add_option("--dtype", o->dtype,
+                  "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
+                  "template's first");
   cmd->add_option("--order", o->order, "Storage order: row or col")
       ->capture_default_str()
       ->check(one_of({"row", "col"}));

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "core/dtype.hpp"
 #include "core/template_library.hpp"
 #include "cuda/device.hpp"
 #include "db/database.hpp"
@@ -34,6 +35,7 @@ struct TuneCliOptions {
   std::string shapes_file;
   std::string layout = "nn";
   std::string order = "row";
+  std::string dtype = "f32";  ///< type name: operands, and '>f32' for an FP32 C
   std::string align;
   bool print_problems = false;
   std::string strategy = "guided";
@@ -65,7 +67,8 @@ std::string command_line() {
   return text.empty() ? "gemmforge tune" : text;
 }
 
-// --align "A,B,C": the vector width in elements (1, 2 or 4) of each operand as the call names them.
+// --align "A,B,C": the vector width in elements (1, 2 or 4; 8 for 16-bit elements) of each operand as the
+// call names them.
 std::optional<std::array<int, 3>> parse_align(const std::string& text) {
   if (text.empty()) return std::nullopt;
   std::array<int, 3> align{};
@@ -74,9 +77,12 @@ std::optional<std::array<int, 3>> parse_align(const std::string& text) {
   std::string rest;
   const bool read = static_cast<bool>(in >> align[0] >> comma1 >> align[1] >> comma2 >> align[2]);
   if (!read || comma1 != ',' || comma2 != ',' || (in >> rest) ||
-      std::any_of(align.begin(), align.end(), [](int a) { return a != 1 && a != 2 && a != 4; })) {
-    throw InvalidArgumentError(fmt::format(
-        "--align '{}' must be three widths in elements from 1, 2 and 4 for A, B and C, e.g. 4,4,1", text));
+      std::any_of(align.begin(), align.end(), [](int a) { return a != 1 && a != 2 && a != 4 && a != 8; })) {
+    throw InvalidArgumentError(
+        fmt::format("--align '{}' must be three widths in elements from 1, 2, 4 (and 8 for 16-bit elements) "
+                    "for A, B and C, "
+                    "e.g. 4,4,1",
+                    text));
   }
   return align;
 }
@@ -86,7 +92,7 @@ std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
   std::vector<KernelProblem> problems;
   for (const ShapeEntry& s : collect_shapes(o.shapes, o.shapes_file)) {
     const std::string order = s.order.empty() ? o.order : s.order;
-    KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order);
+    KernelProblem p = make_problem(s.m, s.n, s.k, s.layout.empty() ? o.layout : s.layout, order, o.dtype);
     if (align) {
       // The tuner lays its operands out with leading dimensions that give exactly these widths. A
       // column-major call is the row-major problem of C^T, whose left operand is the call's B.
@@ -94,6 +100,13 @@ std::vector<KernelProblem> problems_from_shapes(const TuneCliOptions& o) {
       p.align_a = row ? (*align)[0] : (*align)[1];
       p.align_b = row ? (*align)[1] : (*align)[0];
       p.align_c = (*align)[2];
+      for (auto [width, dtype] :
+           {std::pair{p.align_a, p.dtype}, std::pair{p.align_b, p.dtype}, std::pair{p.align_c, p.c_dtype}}) {
+        if (width * element_bytes(dtype) > 16) {
+          throw InvalidArgumentError(fmt::format("--align '{}': {} elements of {} exceed a 16-byte vector",
+                                                 o.align, width, to_string(dtype)));
+        }
+      }
     }
     problems.push_back(p);
   }
@@ -374,6 +387,11 @@ Command register_tune(CLI::App& app) {
                   "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  cmd->add_option(
+         "--dtype", o->dtype,
+         "Operand type f32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); verified against cuBLAS "
+         "GemmEx with FP32 accumulation")
+      ->capture_default_str();
   cmd->add_option("--align", o->align,
                   "Vector width in elements (1, 2 or 4) of A, B and C, e.g. 4,4,1: the tuner picks leading "
                   "dimensions that give exactly these (default: those of tight leading dimensions)");

@@ -1,0 +1,41 @@
+// Template eligibility (see eligibility.hpp).
+#include "core/eligibility.hpp"
+
+#include <fmt/format.h>
+
+#include "gemmforge/error.hpp"
+
+namespace gemmforge {
+
+std::string ineligibility(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc) {
+  const Manifest& manifest = kernel_template.manifest;
+  if (!manifest.serves(problem.dtype, problem.c_dtype)) {
+    return fmt::format("template {} computes {}, the problem is {}", manifest.name(), manifest.type_names(),
+                       problem.type_name());
+  }
+  if (cc >= 0 && cc < manifest.min_cc()) {
+    return fmt::format("template {} needs compute capability {} or newer, the device has {}", manifest.name(),
+                       manifest.min_cc(), cc);
+  }
+  return {};
+}
+
+bool can_serve(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc) {
+  return ineligibility(kernel_template, problem, cc).empty();
+}
+
+void require_eligible(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc) {
+  const std::string why = ineligibility(kernel_template, problem, cc);
+  if (!why.empty()) throw InvalidArgumentError(why);
+}
+
+std::vector<const KernelTemplate*> candidates(const TemplateLibrary& library, const KernelProblem& problem,
+                                              int cc) {
+  std::vector<const KernelTemplate*> out;
+  for (const KernelTemplate* t : library.all()) {
+    if (can_serve(*t, problem, cc)) out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace gemmforge

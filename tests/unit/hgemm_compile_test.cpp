@@ -1,0 +1,217 @@
+// The FP16/BF16 tensor-core template without a GPU: every seed compiles with NVRTC for sm_80, sm_90 and
+// sm_90a, and a sample of its space for sm_80 and sm_90, for both 16-bit types, both kinds of C, every layout
+// and unaligned leading dimensions; seeds without spills; the SASS runs on HMMA fed by LDSM (where cuobjdump
+// is installed).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/dtype.hpp"
+#include "core/eligibility.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "rtc/compile_pool.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "support/temp_folder.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+const KernelTemplate& hgemm() {
+  return TemplateLibrary::instance().get("hgemm_mma");
+}
+
+// A row-major problem of `type` with each operand aligned to the widest vector its leading dimension
+// (the contiguous extent) allows.
+KernelProblem half_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
+                           const std::string& type) {
+  KernelProblem p;
+  p.m = m, p.n = n, p.k = k;
+  parse_layout(layout, p.a_trans, p.b_trans);
+  parse_type_name(type, p.dtype, p.c_dtype);
+  const auto align = [](int64_t contiguous, Dtype dtype) {
+    int width = 16 / element_bytes(dtype);
+    while (width > 1 && contiguous % width != 0) width /= 2;
+    return width;
+  };
+  p.align_a = align(p.a_trans ? m : k, p.dtype);
+  p.align_b = align(p.b_trans ? k : n, p.dtype);
+  p.align_c = align(n, p.c_dtype);
+  return p;
+}
+
+struct Case {
+  std::string what;
+  KernelSpec spec;
+  bool sampled = false;  ///< drawn from the tuning space, whose register estimate is only a guess
+};
+
+// Seeds (their copy widths fitted to the problem) over types, layouts and alignments, and a random sample
+// of each problem's tuning space; one case per cubin.
+std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
+  const DeviceInfo device = DeviceInfo::nominal(arch);
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  std::vector<Case> cases;
+  std::set<std::string> keys;
+  const auto add = [&](Config config, const KernelProblem& problem, bool sampled = false) {
+    for (const auto& [vector, align, realign] : {std::tuple{"VEC_A", problem.align_a, "A_REALIGN"},
+                                                 std::tuple{"VEC_B", problem.align_b, "B_REALIGN"}}) {
+      if (align < 2) config.set(realign, 1);
+      if (config.at(vector) > align && align >= 2) config.set(vector, align);
+    }
+    if (!hgemm().manifest.violations(config, &device, &problem).empty()) return;
+    KernelSpec spec = make_spec(hgemm(), config, problem, arch, &device);
+    if (keys.insert(spec.cubin_key(library)).second) {
+      cases.push_back(
+          {fmt::format("{} {} {}", arch, problem.to_string(), config.key()), std::move(spec), sampled});
+    }
+  };
+  const std::array<const char*, 4> layouts = {"nn", "nt", "tn", "tt"};
+  const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
+  const std::vector<Config>& seeds = hgemm().manifest.seeds();
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    add(seeds[s], half_problem(1024, 1024, 1024, layouts[s % 4], types[s % 4]));
+  }
+  if (seeds_only) return cases;
+  // The first seed that fits, in every layout, and over odd leading dimensions (realigned copies, scalar
+  // stores of C) and leading dimensions aligned to 4 and 2 elements (narrow cp.async).
+  const auto add_first_fitting = [&](const KernelProblem& problem) {
+    const size_t before = cases.size();
+    for (size_t s = 0; s < seeds.size() && cases.size() == before; ++s) add(seeds[s], problem);
+  };
+  for (const char* layout : layouts) {
+    add_first_fitting(half_problem(1024, 1024, 1024, layout, "bf16"));
+    add_first_fitting(half_problem(1001, 1003, 1005, layout, "f16>f32"));
+  }
+  add_first_fitting(half_problem(1020, 1020, 1020, "nn", "bf16"));
+  add_first_fitting(half_problem(1022, 1022, 1022, "tt", "f16"));
+  // A random sample of the tuning space of a few problems.
+  std::mt19937_64 rng(7);
+  for (const KernelProblem& problem :
+       {half_problem(4096, 4096, 4096, "nt", "bf16"), half_problem(16, 4096, 4096, "nn", "f16"),
+        half_problem(4103, 4105, 4104, "nn", "bf16")}) {
+    const Space space = Space::build(hgemm(), device, problem);
+    EXPECT_FALSE(space.empty()) << problem.to_string();
+    if (space.empty()) continue;
+    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
+  }
+  return cases;
+}
+
+// cuobjdump from the PATH or the CUDA toolkit, or empty.
+std::string find_cuobjdump() {
+  for (const char* candidate : {"cuobjdump", "/usr/local/cuda/bin/cuobjdump"}) {
+    const std::string probe = fmt::format("command -v {} > /dev/null 2>&1", candidate);
+    if (std::system(probe.c_str()) == 0) return candidate;
+  }
+  return {};
+}
+
+// The SASS of a cubin, or empty where cuobjdump fails.
+std::string sass_of(const std::string& cuobjdump, const std::vector<char>& cubin,
+                    const test_support::TempFolder& folder) {
+  const std::string path = folder.file("kernel.cubin");
+  std::ofstream(path, std::ios::binary).write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+  const std::string command = fmt::format("{} -sass {} 2>&1", cuobjdump, path);
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    std::array<char, 4096> buffer;
+    size_t read;
+    while ((read = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), read);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+size_t count(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) {
+  KernelProblem p = half_problem(64, 64, 64, "nn", "bf16");
+  EXPECT_TRUE(can_serve(hgemm(), p, 80));
+  EXPECT_TRUE(can_serve(hgemm(), p, 90));
+  EXPECT_FALSE(can_serve(hgemm(), p, 75));
+  p.c_dtype = Dtype::kF32;
+  EXPECT_TRUE(can_serve(hgemm(), p, 90));
+  p.dtype = Dtype::kF32;
+  EXPECT_NE(ineligibility(hgemm(), p, 90).find("hgemm_mma computes"), std::string::npos);
+  // And the FP32 templates do not take 16-bit problems.
+  const KernelProblem half = half_problem(64, 64, 64, "nn", "f16");
+  for (const KernelTemplate* t : candidates(TemplateLibrary::instance(), half, 90))
+    EXPECT_EQ(t->manifest.name(), "hgemm_mma");
+}
+
+TEST(HalfTemplate, SixteenBitCSplitsKOnlyThroughTheWorkspace) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  Config config = hgemm().manifest.seeds().front();
+  config.set("SPLIT_K", 4);
+  const KernelProblem bf16 = half_problem(128, 128, 8192, "nn", "bf16");
+  const KernelProblem to_f32 = half_problem(128, 128, 8192, "nn", "bf16>f32");
+  EXPECT_FALSE(hgemm().manifest.violations(config, &device, &bf16).empty()) << "serial sums round in C";
+  EXPECT_TRUE(hgemm().manifest.violations(config, &device, &to_f32).empty());
+  config.set("SPLIT_PAR", 1);
+  EXPECT_TRUE(hgemm().manifest.violations(config, &device, &bf16).empty());
+}
+
+TEST(HalfTemplate, SeedsAndASampleCompileForSm80Sm90AndSm90aWithoutSpillsOnHmmaAndLdsm) {
+  std::vector<Case> cases;
+  // sm_90a (what a later wgmma family needs) compiles the seeds; sm_80 and sm_90 everything.
+  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
+    for (Case& c : cases_for(arch, std::string(arch) == "sm_90a")) cases.push_back(std::move(c));
+  }
+  ASSERT_GE(cases.size(), 30u);
+  std::vector<CompileRequest> requests;
+  for (const Case& c : cases) requests.push_back(c.spec.request(TemplateLibrary::instance()));
+  const std::vector<CompileResult> results = compile_all(requests);
+  ASSERT_EQ(results.size(), cases.size());
+
+  const std::string cuobjdump = find_cuobjdump();
+  const test_support::TempFolder folder;
+  size_t disassembled = 0;
+  size_t sampled_spills = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CompileResult& r = results[i];
+    const std::string& what = cases[i].what;
+    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+    EXPECT_LE(r.usage.registers, 255) << what;
+    // Seeds, fitted to their problems, never spill; a sampled config may (the tuner records it and moves on).
+    if (cases[i].sampled) {
+      sampled_spills += r.usage.spills() ? 1 : 0;
+    } else {
+      EXPECT_FALSE(r.usage.spills()) << what << "\n" << r.log;
+    }
+    if (cuobjdump.empty()) continue;
+    const std::string sass = sass_of(cuobjdump, r.cubin, folder);
+    if (sass.find("HMMA") == std::string::npos && sass.find("Function") == std::string::npos) continue;
+    ++disassembled;
+    const KernelSpec& spec = cases[i].spec;
+    const int64_t tiles =
+        (spec.config.at("WM") / 16) * (spec.config.at("WN") / 8) * (spec.config.at("BK") / 16);
+    // One mainloop: an HMMA per mma tile and k-step of a stage, each operand through ldmatrix.
+    EXPECT_EQ(count(sass, "HMMA.16816.F32"), static_cast<size_t>(tiles)) << what;
+    EXPECT_GT(count(sass, "LDSM.16.M"), 0u) << what;
+    const bool a_trans = spec.problem.a_trans, b_trans = spec.problem.b_trans;
+    EXPECT_EQ(count(sass, "LDSM.16.MT88") > 0, a_trans || !b_trans)
+        << what << ": .trans exactly for rows not along k";
+    if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
+  }
+  EXPECT_LE(sampled_spills * 4, cases.size())
+      << "the register estimate keeps most sampled configs from spilling";
+  if (cuobjdump.empty()) {
+    GTEST_SKIP() << "compiled " << cases.size()
+                 << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
+  }
+  EXPECT_EQ(disassembled, cases.size()) << "cuobjdump read every cubin";
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc
