@@ -54,6 +54,7 @@ int exit_status(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::kInvalidArgument:
     case ErrorKind::kNotFound:
+    case ErrorKind::kNotSupported:
       return kExitInvalid;
     case ErrorKind::kNoDevice:
       return kExitNoDevice;
@@ -74,7 +75,7 @@ std::string exit_status_help() {
       "Exit status:\n"
       "  {}   success\n"
       "  {}   invalid command line or input: an unknown command or option, a bad value, a file or document\n"
-      "      that is rejected, or a name that matches nothing\n"
+      "      that is rejected, a name that matches nothing, or a combination of types not supported\n"
       "  {}   the command needs a GPU and none is usable\n"
       "  {}   a database cannot be opened, read or written (damaged, newer, locked, read-only)\n"
       "  {}   a CUDA, NVRTC or cuBLAS call failed\n"
