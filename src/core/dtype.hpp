@@ -2,6 +2,9 @@
 // by, how closely a kernel must match cuBLAS, and the peak rates the performance model assumes.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include <string>
 
 #include "gemmforge/types.hpp"
@@ -39,6 +42,13 @@ bool dtype_from_cuda(int cuda_data_type, Dtype& dtype) noexcept;
 /// it reads `input` and writes `output`: the accumulation tolerance of the input plus one rounding of the
 /// output (both results are rounded to the output type, and may round one ulp apart).
 double verification_tolerance(Dtype input, Dtype output) noexcept;
+
+/// The largest relative error a verified result may show: the types' verification tolerance, or
+/// `error_bound` where that is looser (tune's, merge's and import's --error-bound).
+double verified_error_bound(Dtype input, Dtype output, double error_bound) noexcept;
+
+/// Every (operands, C) type pair a problem can state, as verified_error_bound's arguments.
+std::vector<std::pair<Dtype, Dtype>> type_pairs();
 
 /// Peak dense rate of `dtype` on a device in TFLOP/s: FFMA for FP32, the tensor cores' mma.sync rate with
 /// FP32 accumulation otherwise (0 where the architecture has no tensor-core path for it).

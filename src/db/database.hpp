@@ -151,9 +151,9 @@ class Database {
   /// whose values break trial_fault() (e.g. an ok trial without a finite, positive median time).
   int64_t record_trial(const TrialRecord& trial, BestUpdate update = BestUpdate::kIfFaster);
   /// Makes the fastest servable ok trial of every problem of every device its best, where its rel_error
-  /// is known and at most `error_bound` (verified); ties go to the smaller template name, then config
-  /// key, so the outcome does not depend on the order rows were stored in. Problems without such a
-  /// trial lose their best.
+  /// is known and at most verified_error_bound() of its types and `error_bound`; ties go to the smaller
+  /// template name, then config key, so the outcome does not depend on the order rows were stored in.
+  /// Problems without such a trial lose their best.
   void elect_verified_bests(double error_bound);
   /// Pins a trial as the best of its problem; it must be ok and belong to that device and problem.
   void set_best(const BestRecord& best);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/dtype.hpp"
 #include "db/database.hpp"
 #include "db/record_checks.hpp"
 #include "db/sql.hpp"
@@ -467,21 +468,30 @@ std::optional<double> Database::best_time_ms(int64_t device_id, const KernelProb
 }
 
 void Database::elect_verified_bests(double error_bound) {
+  // Each problem's types verify to their own tolerance (verified_error_bound): a table of the bounds.
+  std::string bounds;
+  for (const auto& [input, output] : type_pairs()) {
+    bounds += fmt::format("{}('{}', '{}', {:.17g})", bounds.empty() ? "" : ", ", dtype_facts(input).name,
+                          dtype_facts(output).name, verified_error_bound(input, output, error_bound));
+  }
   sql::guarded(path_, "elect the best configs", [&] {
     WriteTransaction transaction(*this);
     connection().exec("DELETE FROM best");
-    SQLite::Statement elect(connection(), R"sql(
+    SQLite::Statement elect(connection(), fmt::format(R"sql(
+      WITH bounds (dtype, c_dtype, bound) AS (VALUES {})
       INSERT INTO best (device_id, problem_id, trial_id)
       SELECT device_id, problem_id, id FROM (
         SELECT t.device_id AS device_id, t.problem_id AS problem_id, t.id AS id,
                row_number() OVER (PARTITION BY t.device_id, t.problem_id
                                   ORDER BY t.time_median_ms, tp.name, t.config_key, tp.source_hash) AS rank
         FROM trials t JOIN templates tp ON tp.id = t.template_id
+          JOIN problems p ON p.id = t.problem_id
+          JOIN bounds b ON b.dtype = p.dtype AND b.c_dtype = p.c_dtype
         WHERE t.status = 'ok' AND t.servable = 1 AND t.time_median_ms IS NOT NULL AND t.rel_error IS NOT NULL
-          AND t.rel_error <= :bound)
+          AND t.rel_error <= b.bound)
       WHERE rank = 1
-    )sql");
-    elect.bind(":bound", error_bound);
+    )sql",
+                                                      bounds));
     elect.exec();
     transaction.commit();
   });

@@ -85,7 +85,8 @@ using SourceCheck = std::function<bool(const std::string& template_name, const s
 struct ImportChecks {
   ConfigValidator validate;
   SourceCheck known_source;
-  /// Largest rel_error an ok result may show: what `gemmforge tune` verifies against by default.
+  /// Largest rel_error an ok result may show where its types' own verification tolerance is tighter
+  /// (verified_error_bound): what `gemmforge tune` verifies against by default.
   double error_bound = 1e-5;
 };
 

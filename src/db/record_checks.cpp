@@ -1,6 +1,8 @@
 // The rules of record_checks.hpp.
 #include "db/record_checks.hpp"
 
+#include "core/dtype.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -196,11 +198,13 @@ Fault trial_fault(const TrialRecord& t, double error_bound) {
       return {"measurement.rel_error",
               "is missing; an ok result must show its error against cuBLAS to prove it was verified"};
     }
-    if (*t.rel_error > error_bound) {
-      return {"measurement.rel_error",
-              fmt::format("{:g} exceeds the error bound {:g} of a verified result; such a kernel computes a "
-                          "wrong result (pass --error-bound to accept a looser one)",
-                          *t.rel_error, error_bound)};
+    const double bound = verified_error_bound(t.problem.dtype, t.problem.c_dtype, error_bound);
+    if (*t.rel_error > bound) {
+      return {
+          "measurement.rel_error",
+          fmt::format("{:g} exceeds the error bound {:g} of a verified {} result; such a kernel computes a "
+                      "wrong result (pass --error-bound to accept a looser one)",
+                      *t.rel_error, bound, t.problem.type_name())};
     }
   }
   if (!t.created_at.empty() && !is_timestamp(t.created_at)) {

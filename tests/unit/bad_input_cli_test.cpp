@@ -385,7 +385,7 @@ std::vector<BadInput> cases() {
       document("RatioInconsistentWithTimes", measure("ratio_vs_cublas", 10.0),
                "results[0].measurement.ratio_vs_cublas: 10 disagrees with the times"),
       document("ErrorBeyondTheBoundOfAnOkResult", measure("rel_error", 5.0),
-               "results[0].measurement.rel_error: 5 exceeds the error bound 1e-05 of a verified result"),
+               "results[0].measurement.rel_error: 5 exceeds the error bound 1e-05 of a verified f32 result"),
       document(
           "ErrorMissingOnAnOkResult", [](json& d) { d["results"][0]["measurement"].erase("rel_error"); },
           "results[0].measurement.rel_error: is missing; an ok result must show its error"),

@@ -1,16 +1,20 @@
 // db export/import: JSON round trips, merge policies, rejection of malformed or hostile documents
 // without any change to the database, and RFC 4180 CSV.
 #include "db/exchange.hpp"
+
+#include "db/record_checks.hpp"
 #include "support/db_records.hpp"
 #include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -341,6 +345,33 @@ TEST_F(DbExchangePolicy, ReplaceAlwaysLetsTheImportWin) {
   report = import(ImportPolicy::kReplace, document({{kFast, 1.0}}));
   EXPECT_EQ(report.results_imported, 1);
   EXPECT_EQ(best(), kFast);
+}
+
+// A verified result's error is bounded by its types' own tolerance: 1e-5 for FP32, 1e-4 plus one rounding of
+// a BF16 C for BF16. A faster BF16 trial 1.2e-4 off cuBLAS is verified and elected; an FP32 one 2e-5 off is
+// not, unless a looser bound is given.
+TEST(DbExchange, ElectionAndChecksBoundEachProblemsErrorByItsTypes) {
+  Database db = Database::open(":memory:");
+  const int64_t h100 = db.upsert_device(recorded_gpu("GPU-aaaa"));
+  KernelProblem bf16 = problem(1024);
+  bf16.dtype = bf16.c_dtype = Dtype::kBf16;
+  bf16.align_a = bf16.align_b = bf16.align_c = 8;
+  const KernelProblem f32 = problem(2048);
+  for (const KernelProblem& p : {bf16, f32}) {
+    TrialRecord fast = measured(h100, p, "BM=128,BN=64,BK=8", 0.4);
+    fast.rel_error = p.dtype == Dtype::kBf16 ? 1.2e-4 : 2e-5;
+    db.record_trial(fast);
+    db.record_trial(measured(h100, p, "BM=64,BN=64,BK=8", 0.5));
+    EXPECT_EQ(trial_fault(fast, 1e-5).field, p.dtype == Dtype::kBf16 ? "" : "measurement.rel_error");
+    EXPECT_EQ(trial_fault(fast, 1e-4).field, "") << "a looser bound given counts";
+  }
+  db.elect_verified_bests(1e-5);
+  std::map<std::string, std::string> best;  // problem -> config
+  for (const TrialRecord& t : db.trials(h100)) {
+    if (t.is_best) best[t.problem.type_name()] = t.config_key;
+  }
+  EXPECT_EQ(best["bf16"], "BM=128,BN=64,BK=8");
+  EXPECT_EQ(best["f32"], "BM=64,BN=64,BK=8");
 }
 
 TEST(DbExchange, ImportPolicyNames) {

@@ -94,7 +94,8 @@ Command register_merge(CLI::App& app) {
                   "Database to merge into (created when missing; its results take part)")
       ->required();
   cmd->add_option("--error-bound", o->error_bound,
-                  "Largest relative error against cuBLAS an ok trial may show (what it was verified to)")
+                  "Largest relative error against cuBLAS an ok trial may show (what it was verified to), "
+                  "where its types' own tolerance is tighter")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   return {cmd, [o] { return run_merge(*o); }};
