@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/device_info.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge {
@@ -16,6 +17,10 @@ std::string ineligibility(const KernelTemplate& kernel_template, const KernelPro
   if (cc >= 0 && cc < manifest.min_cc()) {
     return fmt::format("template {} needs compute capability {} or newer, the device has {}", manifest.name(),
                        manifest.min_cc(), cc);
+  }
+  if (cc >= 0 && !manifest.arch().empty() && cc != arch_cc(manifest.arch())) {
+    return fmt::format("template {} is written for {} only, the device has compute capability {}",
+                       manifest.name(), manifest.arch(), cc);
   }
   return {};
 }

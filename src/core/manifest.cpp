@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/device_info.hpp"
 #include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
 
@@ -119,6 +120,10 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     }
     if (m.types_.empty()) throw InvalidArgumentError(fmt::format("{}: dtype names no type", origin));
     m.min_cc_ = doc.value("min_cc", 0);
+    if (doc.contains("arch")) {
+      m.arch_ = normalize_arch(required_string(doc, "arch", origin));
+      m.min_cc_ = std::max(m.min_cc_, arch_cc(m.arch_));
+    }
 
     std::set<std::string> names;
     for (const json& p : doc.at("parameters")) {

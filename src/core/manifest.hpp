@@ -94,6 +94,9 @@ class Manifest {
   /// The first type served, as a type name (what a problem stated without a type gets).
   std::string default_type_name() const;
   int min_cc() const { return min_cc_; }
+  /// The one architecture the template's code is written for ("sm_90a": wgmma, setmaxnreg), or empty when
+  /// it compiles for any device of compute capability min_cc() or newer, for the device's own arch.
+  const std::string& arch() const { return arch_; }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<DerivedValue>& derived() const { return derived_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -145,6 +148,7 @@ class Manifest {
   std::string kernel_name_;
   std::vector<std::pair<Dtype, Dtype>> types_;  // (operands, C) served
   int min_cc_ = 0;
+  std::string arch_;
   std::vector<Parameter> parameters_;
   std::vector<DerivedValue> derived_;
   std::vector<Constraint> constraints_;

@@ -37,7 +37,8 @@ KernelSpec make_spec(const KernelTemplate& kernel_template, const Config& config
   spec.kernel_template = &kernel_template;
   spec.config = manifest.check(config, device, &problem);
   spec.problem = problem;
-  spec.arch = normalize_arch(arch);
+  // A template written for one architecture (sm_90a) compiles for it; the others for the arch asked for.
+  spec.arch = manifest.arch().empty() ? normalize_arch(arch) : manifest.arch();
   return spec;
 }
 

@@ -1,0 +1,206 @@
+// The Hopper template (gemm_wgmma) against cuBLAS on the same operands, for each type it serves: FP32 at FP32
+// accuracy (three TF32 products; cuBLAS SGEMM), TF32 (cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32), and BF16 and
+// FP16 with a C of their own type or FP32 (cuBLAS GemmEx with FP32 accumulation). Its seeds and K-splitting
+// modes over the correctness matrix (edge shapes, M from 1 to 16, long K, every op(A)/op(B), both storage
+// orders, beta = 0 over NaN and beta != 0, tight, odd and padded leading dimensions), and a random sample of
+// its valid configs on edge shapes. Bound: relative Frobenius error at most verification_tolerance() of the
+// type (1e-5 for FP32, 2e-3 for TF32, 1e-4 plus one rounding of a 16-bit C), no non-finite value and no
+// write outside C. Needs an sm_90 GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "core/dtype.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "gemm_harness.hpp"
+#include "gpu_fixture.hpp"
+#include "kernel_cache.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+class WgmmaTest : public GpuTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("gemm_wgmma"); }
+  static KernelCache& kernels() {
+    static KernelCache cache;
+    return cache;
+  }
+  static GemmHarness& harness() {
+    static GemmHarness h;
+    return h;
+  }
+
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (kernels().device().cc() != 90) GTEST_SKIP() << "gemm_wgmma is written for sm_90a (Hopper)";
+  }
+
+  GemmCase typed(GemmCase c) const {
+    parse_type_name(GetParam(), c.dtype, c.c_dtype);
+    return c;
+  }
+  double bound() const {
+    const GemmCase c = typed(GemmCase{});
+    return verification_tolerance(c.dtype, c.c_dtype);
+  }
+
+  // The config with its loads narrowed to what the case's alignment allows, or nullopt where it cannot run.
+  std::optional<Config> runnable(Config config, const GemmCase& c) {
+    const KernelProblem problem = GemmHarness::problem(c);
+    const int64_t chunk = 16 / element_bytes(problem.dtype);
+    config.set("VEC_A", std::min<int64_t>(problem.align_a, chunk));
+    config.set("VEC_B", std::min<int64_t>(problem.align_b, chunk));
+    if (!tmpl().manifest.violations(config, &kernels().device(), &problem).empty()) return std::nullopt;
+    return config;
+  }
+
+  std::string check(const Config& fitted, const GemmCase& c, uint64_t seed) {
+    const CaseResult r = harness().run(
+        c,
+        [&](const GemmCall& call, cudaStream_t stream) {
+          kernels().launch(tmpl(), fitted, canonicalize(call), stream);
+        },
+        seed);
+    if (r.passes(bound())) return "";
+    return fmt::format("{} on {}: {} (bound {:.3g})", fitted.key(), c.describe(), r.describe(), bound());
+  }
+
+  // The seeds, and the first seed with each K-splitting mode: the parallel reduction through the workspace,
+  // serial slices and stream-K (these two add into C in turn, so only for an FP32 C).
+  static std::vector<Config> seeds_and_variants() {
+    std::vector<Config> configs = tmpl().manifest.seeds();
+    const std::vector<std::vector<std::pair<const char*, int64_t>>> variants = {
+        {{"SPLIT_PAR", 1}, {"SPLIT_K", 3}}, {{"SPLIT_K", 2}}, {{"STREAM_K", 1}}};
+    for (const auto& settings : variants) {
+      Config variant = configs.front();
+      for (const auto& [name, value] : settings) variant.set(name, value);
+      configs.push_back(variant);
+    }
+    return configs;
+  }
+
+  std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked) {
+    std::vector<rtc::KernelSpec> specs;
+    for (const GemmCase& c : cases) {
+      for (const Config& config : configs) {
+        if (const auto fitted = runnable(config, c))
+          specs.push_back(
+              rtc::make_spec(tmpl(), *fitted, GemmHarness::problem(c), kernels().device().arch()));
+      }
+    }
+    kernels().prepare(specs);
+    std::vector<std::string> failures;
+    for (const GemmCase& c : cases) {
+      for (const Config& config : configs) {
+        const std::optional<Config> fitted = runnable(config, c);
+        if (!fitted) continue;
+        ++checked;
+        if (std::string f = check(*fitted, c, checked); !f.empty() && failures.size() < 20)
+          failures.push_back(f);
+      }
+    }
+    return fmt::format("{}", fmt::join(failures, "\n"));
+  }
+};
+
+TEST_P(WgmmaTest, SeedsMatchCublasOverTheCorrectnessMatrix) {
+  const std::vector<Shape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
+                                     {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
+                                     {1000, 1000, 1000}, {128, 128, 16384}, {1031, 1029, 1027}};
+  std::vector<GemmCase> cases;
+  for (const Shape& s : shapes) {
+    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
+      for (Op op_a : {Op::kN, Op::kT}) {
+        for (Op op_b : {Op::kN, Op::kT}) {
+          for (int variant = 0; variant < 3; ++variant) {
+            GemmCase c;
+            c.order = order, c.op_a = op_a, c.op_b = op_b;
+            c.m = s.m, c.n = s.n, c.k = s.k;
+            // beta = 0 over NaN with tight leading dimensions; beta != 0 with odd ones (narrow loads, scalar
+            // stores); beta != 0 with padded aligned ones.
+            c.beta = variant == 0 ? 0.0f : variant == 1 ? -0.75f : 0.5f;
+            c.alpha = variant == 0 ? 1.0f : variant == 1 ? 1.5f : -1.0f;
+            c.pad = variant == 0 ? 0 : variant == 1 ? 3 : 8;
+            cases.push_back(typed(c));
+          }
+        }
+      }
+    }
+  }
+  int checked = 0;
+  const std::string failures = run_all(seeds_and_variants(), cases, checked);
+  EXPECT_GE(checked, static_cast<int>(cases.size()) * 3) << "most cases must run most seeds";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+TEST_P(WgmmaTest, SampledConfigsMatchCublasOnEdgeShapes) {
+  GemmCase base = typed(GemmCase{});
+  base.m = 256, base.n = 256, base.k = 512;
+  const Space space =
+      Space::build(tmpl(), kernels().device(), GemmHarness::problem(base), {}, /*prune=*/false);
+  ASSERT_GT(space.size(), 100u);
+  std::mt19937_64 rng(2026);
+  std::vector<Config> sample;
+  for (int i = 0; i < 24; ++i) sample.push_back(space.config(rng() % space.size()));
+
+  std::vector<GemmCase> cases;
+  int variant = 0;
+  for (const Shape& s : std::vector<Shape>{{17, 33, 65}, {127, 129, 255}, {128, 264, 520}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        GemmCase c;
+        c.order = (variant++ % 2 == 0) ? Order::kRowMajor : Order::kColMajor;
+        c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k;
+        c.beta = variant % 2 ? 0.0f : 0.5f;
+        c.pad = variant % 3;
+        cases.push_back(typed(c));
+      }
+    }
+  }
+  int checked = 0;
+  const std::string failures = run_all(sample, cases, checked);
+  EXPECT_GE(checked, 12 * 6) << "the sample must exercise at least 12 configs";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+// Small enough to run under compute-sanitizer (memcheck and racecheck): every seed and K-splitting mode on
+// edge shapes with odd leading dimensions.
+TEST_P(WgmmaTest, EdgeShapesForSanitizer) {
+  std::vector<GemmCase> cases;
+  for (Shape s : std::vector<Shape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        for (int64_t pad : {0, 1}) {
+          GemmCase c;
+          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
+          cases.push_back(typed(c));
+        }
+      }
+    }
+  }
+  int checked = 0;
+  const std::string failures = run_all(seeds_and_variants(), cases, checked);
+  EXPECT_GT(checked, 0);
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, WgmmaTest,
+                         ::testing::Values("f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           const size_t arrow = name.find('>');
+                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gemmforge::testing

@@ -1,0 +1,140 @@
+// The Hopper template without a GPU: it serves every element type on sm_90 only and compiles for sm_90a
+// whatever arch is asked; every seed compiles with NVRTC for each type, layout and alignment without
+// serialized wgmmas, and a sample of the space compiles too; the SASS runs on HGMMA of the seed's shape, as
+// many per stage as the type asks for (where cuobjdump is installed).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "core/dtype.hpp"
+#include "core/eligibility.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/compile_pool.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "support/sass.hpp"
+#include "support/temp_folder.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+const KernelTemplate& wgmma() {
+  return TemplateLibrary::instance().get("gemm_wgmma");
+}
+
+// A row-major problem of `type` with each operand aligned to the widest vector its contiguous extent allows.
+KernelProblem problem_of(int64_t m, int64_t n, int64_t k, const std::string& layout,
+                         const std::string& type) {
+  KernelProblem p;
+  p.m = m, p.n = n, p.k = k;
+  parse_layout(layout, p.a_trans, p.b_trans);
+  parse_type_name(type, p.dtype, p.c_dtype);
+  const auto align = [](int64_t contiguous, Dtype dtype) {
+    int width = 16 / element_bytes(dtype);
+    while (width > 1 && contiguous % width != 0) width /= 2;
+    return width;
+  };
+  p.align_a = align(p.a_trans ? m : k, p.dtype);
+  p.align_b = align(p.b_trans ? k : n, p.dtype);
+  p.align_c = align(n, p.c_dtype);
+  return p;
+}
+
+// The config with its loads as wide as the problem allows.
+Config fitted(Config config, const KernelProblem& problem) {
+  const int64_t chunk = 16 / element_bytes(problem.dtype);
+  config.set("VEC_A", std::min<int64_t>(problem.align_a, chunk));
+  config.set("VEC_B", std::min<int64_t>(problem.align_b, chunk));
+  return config;
+}
+
+TEST(WgmmaTemplate, ServesEveryTypeOnHopperOnlyAndCompilesForSm90a) {
+  for (const char* type : {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
+    const KernelProblem p = problem_of(256, 256, 256, "nn", type);
+    EXPECT_TRUE(can_serve(wgmma(), p, 90)) << type;
+    EXPECT_NE(ineligibility(wgmma(), p, 80).find("compute capability 90 or newer"), std::string::npos)
+        << type;
+    EXPECT_NE(ineligibility(wgmma(), p, 100).find("written for sm_90a only"), std::string::npos) << type;
+  }
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const KernelProblem p = problem_of(256, 256, 256, "nn", "f32");
+  const Config config = fitted(wgmma().manifest.seeds().front(), p);
+  EXPECT_EQ(make_spec(wgmma(), config, p, "sm_90", &device).arch, "sm_90a");
+  EXPECT_THROW(make_spec(wgmma(), config, p, "sm_80", &device), InvalidArgumentError);
+  // And the search space of an sm_80 device has none of it.
+  const std::vector<const KernelTemplate*> on_sm80 = candidates(TemplateLibrary::instance(), p, 80);
+  EXPECT_EQ(std::find(on_sm80.begin(), on_sm80.end(), &wgmma()), on_sm80.end());
+}
+
+TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90a");
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  struct Case {
+    std::string what;
+    KernelSpec spec;
+    bool sampled;
+  };
+  std::vector<Case> cases;
+  std::set<std::string> keys;
+  const auto add = [&](const Config& config, const KernelProblem& problem, bool sampled) {
+    if (!wgmma().manifest.violations(config, &device, &problem).empty()) return;
+    KernelSpec spec = make_spec(wgmma(), config, problem, "sm_90a", &device);
+    if (keys.insert(spec.cubin_key(library)).second)
+      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec), sampled});
+  };
+  const std::vector<Config>& seeds = wgmma().manifest.seeds();
+  const std::vector<const char*> types = {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"};
+  const std::vector<const char*> layouts = {"nn", "nt", "tn", "tt"};
+  for (size_t i = 0; i < types.size() * layouts.size(); ++i) {
+    const char* type = types[i % types.size()];
+    const char* layout = layouts[(i / types.size()) % layouts.size()];
+    // Aligned and odd leading dimensions (element-wise loads, scalar stores of C).
+    for (int64_t size : {1024, 1001}) {
+      const KernelProblem problem = problem_of(size, size, size, layout, type);
+      add(fitted(seeds[i % seeds.size()], problem), problem, false);
+    }
+  }
+  std::mt19937_64 rng(11);
+  for (const KernelProblem& problem :
+       {problem_of(4096, 4096, 4096, "nn", "f32"), problem_of(4103, 4105, 4104, "nt", "bf16")}) {
+    const Space space = Space::build(wgmma(), device, problem);
+    ASSERT_FALSE(space.empty()) << problem.to_string();
+    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
+  }
+  ASSERT_GE(cases.size(), 40u);
+
+  std::vector<CompileRequest> requests;
+  for (const Case& c : cases) requests.push_back(c.spec.request(library));
+  const std::vector<CompileResult> results = compile_all(requests);
+  ASSERT_EQ(results.size(), cases.size());
+  const std::string cuobjdump = test_support::find_cuobjdump();
+  const test_support::TempFolder folder;
+  size_t disassembled = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CompileResult& r = results[i];
+    const std::string& what = cases[i].what;
+    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+    EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
+    if (cuobjdump.empty()) continue;
+    const std::string sass = test_support::sass_of(cuobjdump, r.cubin, folder);
+    if (sass.find("Function") == std::string::npos) continue;
+    ++disassembled;
+    const KernelSpec& spec = cases[i].spec;
+    const bool split = spec.problem.dtype == Dtype::kF32;
+    // The SASS names the operand type after the accumulator's, but for FP16 (the default).
+    const bool tf32 = spec.problem.dtype == Dtype::kF32 || spec.problem.dtype == Dtype::kTf32;
+    const std::string operands = tf32 ? ".TF32" : spec.problem.dtype == Dtype::kBf16 ? ".BF16" : "";
+    const std::string hgmma =
+        fmt::format("HGMMA.64x{}x{}.F32{} ", spec.config.at("WN"), tf32 ? 8 : 16, operands);
+    // Four K steps per stage, each one product or three.
+    EXPECT_EQ(test_support::count(sass, hgmma), split ? 12u : 4u) << what << " (" << hgmma << ")";
+  }
+  if (!cuobjdump.empty()) EXPECT_EQ(disassembled, cases.size());
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc
