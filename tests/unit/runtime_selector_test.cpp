@@ -205,11 +205,20 @@ TEST_F(RuntimeSelector, ADeviceNoTemplateRunsOnIsAnArchMismatchUnlessCuBlasServe
   turing.cc_major = 7, turing.cc_minor = 5;
   EXPECT_THROW(select(turing, problem(256, 256, 256), {}, false), ArchMismatchError);
   EXPECT_EQ(select(turing, problem(256, 256, 256)).level, PlanLevel::kVendor);
-  // No template computes TF32 products: cuBLAS serves them, or nothing does.
+  // TF32 products run on Hopper's wgmma template only: elsewhere cuBLAS serves them, or nothing does.
   KernelProblem tf32 = problem(256, 256, 256);
   tf32.dtype = Dtype::kTf32;
-  EXPECT_THROW(select(h100_card_, tf32, {}, false), NotFoundError);
-  EXPECT_EQ(select(h100_card_, tf32).level, PlanLevel::kVendor);
+  const DeviceInfo a100 = model("NVIDIA A100-SXM4-80GB", "sm_80", "GPU-a100");
+  EXPECT_THROW(select(a100, tf32, {}, false), ArchMismatchError);
+  EXPECT_EQ(select(a100, tf32).level, PlanLevel::kVendor);
+  const Selection on_hopper = select(h100_card_, tf32, {}, false);
+  ASSERT_TRUE(on_hopper.choice);
+  EXPECT_EQ(on_hopper.choice->kernel_template->manifest.name(), "gemm_wgmma");
+}
+
+// The 16-bit templates: mma.sync (sm_80 and newer) and wgmma (sm_90a).
+bool tensor_core_template(const KernelTemplate& t) {
+  return t.manifest.name() == "hgemm_mma" || t.manifest.name() == "gemm_wgmma";
 }
 
 TEST_F(RuntimeSelector, SixteenBitProblemsOfEveryAlignmentAndShapeGetAValidTensorCoreConfig) {
@@ -223,7 +232,7 @@ TEST_F(RuntimeSelector, SixteenBitProblemsOfEveryAlignmentAndShapeGetAValidTenso
           if (p.c_dtype == Dtype::kF32) p.align_c = std::min(align, 4);
           const Selection s = select(h100_card_, p, {}, false);
           ASSERT_TRUE(s.choice) << p.to_string();
-          EXPECT_EQ(s.choice->kernel_template->manifest.name(), "hgemm_mma") << p.to_string();
+          EXPECT_TRUE(tensor_core_template(*s.choice->kernel_template)) << p.to_string();
           expect_valid(s, h100_card_, p);
         }
       }
@@ -238,7 +247,7 @@ TEST_F(RuntimeSelector, SixteenBitProblemsGetTheTensorCoreTemplate) {
     if (half.c_dtype == Dtype::kF32) half.align_c = 4;
     const Selection s = select(h100_card_, half, {}, false);
     ASSERT_TRUE(s.choice) << type;
-    EXPECT_EQ(s.choice->kernel_template->manifest.name(), "hgemm_mma") << type;
+    EXPECT_TRUE(tensor_core_template(*s.choice->kernel_template)) << type;
     expect_valid(s, h100_card_, half);
   }
 }
