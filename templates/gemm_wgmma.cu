@@ -10,6 +10,9 @@
 // an FP32 element is split once into its TF32 head and tail (the head rounded to nearest, the tail exact
 // in FP32), so the three products small*big + big*small + big*big need no further work per K step.
 //
+// A 16-bit operand whose rows run along K and are 16-byte aligned (A_ASYNC, B_ASYNC) skips the registers:
+// cp.async copies it straight into its swizzled place, STAGES - 1 stages ahead of the tensor cores.
+//
 // The tensor cores round their accumulation toward zero; over a long K that adds up to a bias above FP32's
 // own error (2.9e-5 relative at K = 4096 when measured). With FOLD > 0, every FOLD stages (of BK elements of
 // K each) are summed into a fresh partial sum that FP32 adds (rounding to nearest) then take into the
@@ -21,7 +24,7 @@
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(VEC_A) ||          \
     !defined(VEC_B) || !defined(VEC_C) || !defined(FOLD) || !defined(A_TRANS) || !defined(B_TRANS) || \
-    !defined(ELEM) || !defined(C_F32) || !defined(SPLIT_PAR)
+    !defined(ELEM) || !defined(C_F32) || !defined(SPLIT_PAR) || !defined(A_ASYNC) || !defined(B_ASYNC)
 #error "gemm_wgmma.cu needs every parameter of gemm_wgmma.json as a -D definition"
 #endif
 
@@ -44,7 +47,12 @@ constexpr int kBTileBytes = kBN * 128;
 constexpr int kStageBytes = kParts * (kATileBytes + kBTileBytes);
 constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024;  // and room to align the tiles to 1024 bytes
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
-static_assert(STAGES == 2 || STAGES == 3, "two or three shared stages");
+static_assert(STAGES >= 2 && STAGES <= 4, "two to four shared stages");
+static_assert(!A_ASYNC || (!kSplit && ELEM != 1 && !A_TRANS && VEC_A == kChunk),
+              "cp.async takes 16-byte-aligned 16-bit rows along K as they are");
+static_assert(!B_ASYNC || (!kSplit && ELEM != 1 && B_TRANS && VEC_B == kChunk),
+              "cp.async takes 16-byte-aligned 16-bit rows along K as they are");
+constexpr bool kAnyAsync = A_ASYNC || B_ASYNC;
 static_assert(kChunk % VEC_A == 0 && kChunk % VEC_B == 0, "loads divide a 16-byte chunk");
 
 template <int kN>
@@ -186,6 +194,25 @@ struct OperandStage {
   }
 };
 
+// An operand copied by cp.async: kRows rows of 128 bytes of K, 16 bytes per copy, straight into the swizzled
+// tile; chunks outside the matrix are zero-filled without reading it.
+template <int kRows>
+__device__ __forceinline__ void copy_async(char* tile, const Element* base, long long ld, int rows_valid,
+                                           int k_valid) {
+  constexpr int kChunks = kRows * 8;
+#pragma unroll
+  for (int first = 0; first < kChunks; first += kThreads) {
+    const int chunk_id = first + static_cast<int>(threadIdx.x);
+    if (kChunks % kThreads != 0 && chunk_id >= kChunks) break;
+    const int row = chunk_id / 8;
+    const int chunk = chunk_id % 8;
+    const int valid = row < rows_valid ? gf::imax(0, gf::imin(kChunk, k_valid - chunk * kChunk)) : 0;
+    const Element* src = valid > 0 ? base + row * ld + chunk * kChunk : base;
+    gf::cp_async<4>(reinterpret_cast<float*>(tile + gf::swizzled_offset(row, chunk)),
+                    reinterpret_cast<const float*>(src), valid * kBytes);
+  }
+}
+
 using Out = gf::SelectOutput<ELEM <= 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
 using Storage = gf::OutputAccess<Out>::Storage;
 
@@ -241,16 +268,30 @@ __device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segm
 
   OperandStage<kBM, !A_TRANS, VEC_A> a_stage;
   OperandStage<kBN, B_TRANS != 0, VEC_B> b_stage;
+  // Register-staged operands: loaded into registers a stage ahead, stored into shared memory the next one.
   auto load = [&](int k_tile) {
     const int k0 = k_begin + k_tile * kBK;
-    a_stage.load(A_TRANS ? A + k0 * args.lda + m0 : A + m0 * args.lda + k0, args.lda, M - m0, k_end - k0);
-    b_stage.load(B_TRANS ? B + n0 * args.ldb + k0 : B + k0 * args.ldb + n0, args.ldb, N - n0, k_end - k0);
+    if constexpr (!A_ASYNC)
+      a_stage.load(A_TRANS ? A + k0 * args.lda + m0 : A + m0 * args.lda + k0, args.lda, M - m0, k_end - k0);
+    if constexpr (!B_ASYNC)
+      b_stage.load(B_TRANS ? B + n0 * args.ldb + k0 : B + k0 * args.ldb + n0, args.ldb, N - n0, k_end - k0);
   };
   auto store = [&](int stage) {
     char* base = smem + stage * kStageBytes;
-    a_stage.store(base, kATileBytes);
-    b_stage.store(base + kParts * kATileBytes, kBTileBytes);
+    if constexpr (!A_ASYNC) a_stage.store(base, kATileBytes);
+    if constexpr (!B_ASYNC) b_stage.store(base + kParts * kATileBytes, kBTileBytes);
     gf::fence_async_shared();
+  };
+  // Asynchronous operands: one commit group per stage, issued STAGES - 1 stages ahead.
+  auto copy = [&](int k_tile) {
+    if (k_tile < k_tiles) {
+      const int k0 = k_begin + k_tile * kBK;
+      char* base = smem + (k_tile % STAGES) * kStageBytes;
+      if constexpr (A_ASYNC) copy_async<kBM>(base, A + m0 * args.lda + k0, args.lda, M - m0, k_end - k0);
+      if constexpr (B_ASYNC)
+        copy_async<kBN>(base + kATileBytes, B + n0 * args.ldb + k0, args.ldb, N - n0, k_end - k0);
+    }
+    gf::cp_async_commit();
   };
 
   float acc[1][kTilesN][4];
@@ -261,12 +302,20 @@ __device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segm
     for (int r = 0; r < 4; ++r) acc[0][j][r] = 0.0f;
   }
 
+  if constexpr (kAnyAsync) {
+#pragma unroll
+    for (int s = 0; s + 1 < STAGES; ++s) copy(s);
+  }
   if (k_tiles > 0) {
     load(0);
     store(0);
     if (k_tiles > 1) load(1);
-    __syncthreads();
   }
+  if constexpr (kAnyAsync) {
+    gf::cp_async_wait<STAGES - 2>();
+    gf::fence_async_shared();
+  }
+  __syncthreads();
   for (int kt = 0; kt < k_tiles; ++kt) {
     const char* stage = smem + (kt % STAGES) * kStageBytes;
     if constexpr (FOLD > 0) {
@@ -275,12 +324,18 @@ __device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segm
       issue_stage(stage, wg_m, wg_n, false, acc[0]);
     }
     if (kt + 1 < k_tiles) {
-      // Stage kt + 1 reuses the buffer of stage kt + 1 - STAGES: this warpgroup's wgmmas on it are done once
-      // at most one group (stage kt's) runs; with two stages, every warpgroup's must be.
+      // Once at most one group (stage kt's) runs, this warpgroup is done with stage kt - 1. Registers refill
+      // stage kt + 1, whose buffer stage kt + 1 - STAGES last held; copies refill stage kt - 1's buffer with
+      // stage kt + STAGES - 1. Either may need every warpgroup done with it first.
       gf::wgmma_wait<1>();
-      if constexpr (STAGES == 2) __syncthreads();
+      if constexpr (STAGES == 2 || kAnyAsync) __syncthreads();
+      if constexpr (kAnyAsync) copy(kt + STAGES - 1);
       store((kt + 1) % STAGES);
       if (kt + 2 < k_tiles) load(kt + 2);
+      if constexpr (kAnyAsync) {
+        gf::cp_async_wait<STAGES - 2>();  // stage kt + 1's copies have landed
+        gf::fence_async_shared();
+      }
     }
     if constexpr (FOLD > 0) {
       if ((kt + 1) % FOLD == 0 || kt + 1 == k_tiles) {
@@ -297,6 +352,7 @@ __device__ __forceinline__ void run_segment(const GemmArgs& args, const gf::Segm
   }
   gf::wgmma_wait<0>();
   gf::fence_accumulators(acc[0]);
+  if constexpr (kAnyAsync) gf::cp_async_wait<0>();
 
   // Parallel split-K: only the tile's last slice to finish goes on, with the sum of all slices.
   const bool parallel = SPLIT_PAR && args.split_k > 1 && args.stream_blocks == 0;

@@ -1,7 +1,8 @@
 // The Hopper template without a GPU: it serves every element type on sm_90 only and compiles for sm_90a
 // whatever arch is asked; every seed compiles with NVRTC for each type, layout and alignment without
 // serialized wgmmas, and a sample of the space compiles too; the SASS runs on HGMMA of the seed's shape, as
-// many per stage as the type asks for (where cuobjdump is installed).
+// many per stage as the type asks for, and copies 16-bit K-major aligned operands by cp.async (where
+// cuobjdump is installed).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -132,6 +133,12 @@ TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
         fmt::format("HGMMA.64x{}x{}.F32{} ", spec.config.at("WN"), tf32 ? 8 : 16, operands);
     // Four K steps per stage, each one product or three.
     EXPECT_EQ(test_support::count(sass, hgmma), split ? 12u : 4u) << what << " (" << hgmma << ")";
+    // 16-bit rows along K, 16-byte aligned, go to shared memory by cp.async (LDGSTS); the rest through
+    // registers (STS).
+    const bool asynchronous = spec.problem.dtype != Dtype::kF32 && spec.problem.dtype != Dtype::kTf32 &&
+                              ((!spec.problem.a_trans && spec.config.at("VEC_A") == 8) ||
+                               (spec.problem.b_trans && spec.config.at("VEC_B") == 8));
+    EXPECT_EQ(test_support::count(sass, "LDGSTS") > 0, asynchronous) << what;
   }
   if (!cuobjdump.empty()) EXPECT_EQ(disassembled, cases.size());
 }
