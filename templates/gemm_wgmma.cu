@@ -111,7 +111,8 @@ __device__ __forceinline__ void load_chunk(const Element* p, int valid, unsigned
 }
 
 // Stores one 16-byte chunk of K (four words) at `offset` of an operand's tile(s) in a stage: as is, or split
-// into the head tile and the tail tile `tail_bytes` further on.
+// into the head tile and the tail tile `tail_bytes` further on. TF32 operands go as FP32 bits, of which the
+// tensor cores read the top 19.
 __device__ __forceinline__ void store_chunk(char* tile, int offset, int tail_bytes, const unsigned (&w)[4]) {
   if constexpr (kSplit) {
     unsigned big[4], small[4];
@@ -120,11 +121,6 @@ __device__ __forceinline__ void store_chunk(char* tile, int offset, int tail_byt
     *reinterpret_cast<uint4*>(tile + offset) = make_uint4(big[0], big[1], big[2], big[3]);
     *reinterpret_cast<uint4*>(tile + tail_bytes + offset) =
         make_uint4(small[0], small[1], small[2], small[3]);
-  } else if constexpr (ELEM == 1) {
-    unsigned big[4], small[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) split(w[i], big[i], small[i]);  // the head alone: TF32 rounded to nearest
-    *reinterpret_cast<uint4*>(tile + offset) = make_uint4(big[0], big[1], big[2], big[3]);
   } else {
     *reinterpret_cast<uint4*>(tile + offset) = make_uint4(w[0], w[1], w[2], w[3]);
   }
