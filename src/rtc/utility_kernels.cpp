@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
+#include <vector>
 
 #include "core/template_library.hpp"
 #include "cuda/check.hpp"
@@ -51,6 +53,29 @@ UtilityKernels::UtilityKernels()
   grid_ = sms * 4;
 }
 
+Comparison UtilityKernels::launch_compare(const cuda::Kernel& kernel, std::initializer_list<void*> inputs,
+                                          cudaStream_t stream) const {
+  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, scratch_.bytes(), stream));
+  double* sums = scratch_.as<double>();
+  auto* counts = reinterpret_cast<unsigned long long*>(sums + 2);
+  std::vector<void*> args(inputs);
+  args.push_back(&sums);
+  args.push_back(&counts);
+  kernel.launch(dim3(grid_), dim3(kBlock), 0, stream, args.data());
+  uint64_t host[4] = {};
+  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(host, scratch_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
+  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double diff2 = 0;
+  double ref2 = 0;
+  std::memcpy(&diff2, &host[0], sizeof(double));
+  std::memcpy(&ref2, &host[1], sizeof(double));
+  Comparison out;
+  out.nonfinite = host[2];
+  out.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (std::isnan(out.rel_error)) out.rel_error = INFINITY;
+  return out;
+}
+
 void UtilityKernels::fill_uniform(float* data, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
                                   float lo, float hi, cudaStream_t stream) const {
   if (rows <= 0 || cols <= 0) return;
@@ -70,25 +95,9 @@ void UtilityKernels::fill_bits(void* data, int64_t count, uint32_t bits, cudaStr
 
 Comparison UtilityKernels::compare(const float* c, int64_t ldc, const float* ref, int64_t ldr, int64_t rows,
                                    int64_t cols, cudaStream_t stream) const {
-  Comparison out;
-  if (rows <= 0 || cols <= 0) return out;
-  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, scratch_.bytes(), stream));
-  double* sums = scratch_.as<double>();
-  auto* counts = reinterpret_cast<unsigned long long*>(sums + 2);
+  if (rows <= 0 || cols <= 0) return Comparison{};
   long long lc = ldc, lr = ldr, r = rows, n = cols;
-  void* args[] = {&c, &lc, &ref, &lr, &r, &n, &sums, &counts};
-  compare_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
-  uint64_t host[4] = {};
-  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(host, scratch_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  double diff2 = 0;
-  double ref2 = 0;
-  std::memcpy(&diff2, &host[0], sizeof(double));
-  std::memcpy(&ref2, &host[1], sizeof(double));
-  out.nonfinite = host[2];
-  out.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (std::isnan(out.rel_error)) out.rel_error = INFINITY;
-  return out;
+  return launch_compare(compare_, {&c, &lc, &ref, &lr, &r, &n}, stream);
 }
 
 uint64_t UtilityKernels::changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld,
@@ -142,26 +151,10 @@ void UtilityKernels::poison(void* data, int64_t count, Dtype dtype, cudaStream_t
 
 Comparison UtilityKernels::compare(const void* c, int64_t ldc, const void* ref, int64_t ldr, int64_t rows,
                                    int64_t cols, Dtype dtype, cudaStream_t stream) const {
-  Comparison out;
-  if (rows <= 0 || cols <= 0) return out;
-  GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, scratch_.bytes(), stream));
-  double* sums = scratch_.as<double>();
-  auto* counts = reinterpret_cast<unsigned long long*>(sums + 2);
+  if (rows <= 0 || cols <= 0) return Comparison{};
   long long lc = ldc, lr = ldr, r = rows, n = cols;
   int type = static_cast<int>(dtype);
-  void* args[] = {&c, &lc, &ref, &lr, &r, &n, &type, &sums, &counts};
-  compare_typed_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
-  uint64_t host[4] = {};
-  GEMMFORGE_CUDA_CHECK(cudaMemcpyAsync(host, scratch_.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  double diff2 = 0;
-  double ref2 = 0;
-  std::memcpy(&diff2, &host[0], sizeof(double));
-  std::memcpy(&ref2, &host[1], sizeof(double));
-  out.nonfinite = host[2];
-  out.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (std::isnan(out.rel_error)) out.rel_error = INFINITY;
-  return out;
+  return launch_compare(compare_typed_, {&c, &lc, &ref, &lr, &r, &n, &type}, stream);
 }
 
 uint64_t UtilityKernels::changed_padding(const void* data, int64_t rows, int64_t cols, int64_t ld,

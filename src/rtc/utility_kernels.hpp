@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
@@ -56,6 +57,11 @@ class UtilityKernels {
   static constexpr uint32_t kPoison16 = 0x7fad;    // a quiet NaN as FP16 and as BF16
 
  private:
+  /// Launches a compare kernel on `inputs` followed by the scratch sums and counters, then reduces them into
+  /// a Comparison; synchronizes the stream.
+  Comparison launch_compare(const cuda::Kernel& kernel, std::initializer_list<void*> inputs,
+                            cudaStream_t stream) const;
+
   cuda::Module module_;
   cuda::Kernel fill_uniform_, fill_bits_, compare_, changed_padding_, scale_;
   cuda::Kernel convert_, fill_bits16_, compare_typed_, changed_padding16_, scale16_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <optional>
 
 #include "core/dtype.hpp"
 #include "core/problem.hpp"
@@ -106,6 +107,51 @@ gemmforgeStatus_t create(const char* function, gemmforgeHandle_t* handle, const 
   });
 }
 
+// The strides and count of a strided batch.
+struct Batch {
+  long long stride_a = 0;
+  long long stride_b = 0;
+  long long stride_c = 0;
+  int count = 0;
+};
+
+// The one body of the GEMM entry points, a strided batch where `batch` is given. Arguments are checked first,
+// so a wrong call reads the same with or without a handle, and no CUDA call is made.
+gemmforgeStatus_t gemm(const char* function, gemmforgeHandle_t handle, gemmforgeOperation_t transa,
+                       gemmforgeOperation_t transb, int m, int n, int k, const void* alpha, const void* A,
+                       gemmforgeDataType_t Atype, int lda, const void* B, gemmforgeDataType_t Btype, int ldb,
+                       const void* beta, void* C, gemmforgeDataType_t Ctype, int ldc,
+                       gemmforgeComputeType_t computeType, const std::optional<Batch>& batch) {
+  return dispatch(function, [&] {
+    gemmforge::GemmCall call;
+    ex_types(Atype, Btype, Ctype, computeType, call);
+    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
+    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
+    call.order = gemmforge::Order::kColMajor;
+    call.op_a = to_op(transa, "transa");
+    call.op_b = to_op(transb, "transb");
+    call.m = m, call.n = n, call.k = k;
+    call.alpha = *static_cast<const float*>(alpha), call.beta = *static_cast<const float*>(beta);
+    call.a = A, call.lda = lda;
+    call.b = B, call.ldb = ldb;
+    call.c = C, call.ldc = ldc;
+    if (batch) {
+      gemmforge::validate_batch(call, batch->stride_a, batch->stride_b, batch->stride_c, batch->count);
+    } else {
+      gemmforge::validate(call);
+    }
+    if (handle == nullptr) return no_handle(function);
+    const cudaStream_t stream = handle->stream.load(std::memory_order_relaxed);
+    if (batch) {
+      handle->runtime.gemm_strided_batched(call, batch->stride_a, batch->stride_b, batch->stride_c,
+                                           batch->count, stream);
+    } else {
+      handle->runtime.gemm(call, stream);
+    }
+    return GEMMFORGE_STATUS_SUCCESS;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -147,24 +193,8 @@ gemmforgeStatus_t gemmforgeSgemm(gemmforgeHandle_t handle, gemmforgeOperation_t 
                                  gemmforgeOperation_t transb, int m, int n, int k, const float* alpha,
                                  const float* A, int lda, const float* B, int ldb, const float* beta,
                                  float* C, int ldc) {
-  return dispatch("gemmforgeSgemm", [&] {
-    // Arguments first, so a wrong call reads the same with or without a handle, and no CUDA call is made.
-    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
-    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
-    gemmforge::GemmCall call;
-    call.order = gemmforge::Order::kColMajor;
-    call.op_a = to_op(transa, "transa");
-    call.op_b = to_op(transb, "transb");
-    call.m = m, call.n = n, call.k = k;
-    call.alpha = *alpha, call.beta = *beta;
-    call.a = A, call.lda = lda;
-    call.b = B, call.ldb = ldb;
-    call.c = C, call.ldc = ldc;
-    gemmforge::validate(call);
-    if (handle == nullptr) return no_handle("gemmforgeSgemm");
-    handle->runtime.gemm(call, handle->stream.load(std::memory_order_relaxed));
-    return GEMMFORGE_STATUS_SUCCESS;
-  });
+  return gemm("gemmforgeSgemm", handle, transa, transb, m, n, k, alpha, A, GEMMFORGE_R_32F, lda, B,
+              GEMMFORGE_R_32F, ldb, beta, C, GEMMFORGE_R_32F, ldc, GEMMFORGE_COMPUTE_32F, std::nullopt);
 }
 
 gemmforgeStatus_t gemmforgeSgemmStridedBatched(gemmforgeHandle_t handle, gemmforgeOperation_t transa,
@@ -184,25 +214,9 @@ gemmforgeStatus_t gemmforgeGemmEx(gemmforgeHandle_t handle, gemmforgeOperation_t
                                   gemmforgeDataType_t Btype, int ldb, const void* beta, void* C,
                                   gemmforgeDataType_t Ctype, int ldc, gemmforgeComputeType_t computeType,
                                   gemmforgeGemmAlgo_t algo) {
-  return dispatch("gemmforgeGemmEx", [&] {
-    static_cast<void>(algo);
-    gemmforge::GemmCall call;
-    ex_types(Atype, Btype, Ctype, computeType, call);
-    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
-    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
-    call.order = gemmforge::Order::kColMajor;
-    call.op_a = to_op(transa, "transa");
-    call.op_b = to_op(transb, "transb");
-    call.m = m, call.n = n, call.k = k;
-    call.alpha = *static_cast<const float*>(alpha), call.beta = *static_cast<const float*>(beta);
-    call.a = A, call.lda = lda;
-    call.b = B, call.ldb = ldb;
-    call.c = C, call.ldc = ldc;
-    gemmforge::validate(call);
-    if (handle == nullptr) return no_handle("gemmforgeGemmEx");
-    handle->runtime.gemm(call, handle->stream.load(std::memory_order_relaxed));
-    return GEMMFORGE_STATUS_SUCCESS;
-  });
+  static_cast<void>(algo);
+  return gemm("gemmforgeGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
+              C, Ctype, ldc, computeType, std::nullopt);
 }
 
 gemmforgeStatus_t gemmforgeGemmStridedBatchedEx(
@@ -211,26 +225,9 @@ gemmforgeStatus_t gemmforgeGemmStridedBatchedEx(
     gemmforgeDataType_t Btype, int ldb, long long strideB, const void* beta, void* C,
     gemmforgeDataType_t Ctype, int ldc, long long strideC, int batchCount, gemmforgeComputeType_t computeType,
     gemmforgeGemmAlgo_t algo) {
-  return dispatch("gemmforgeGemmStridedBatchedEx", [&] {
-    static_cast<void>(algo);
-    gemmforge::GemmCall call;
-    ex_types(Atype, Btype, Ctype, computeType, call);
-    if (alpha == nullptr) throw gemmforge::InvalidArgumentError("alpha is a NULL pointer");
-    if (beta == nullptr) throw gemmforge::InvalidArgumentError("beta is a NULL pointer");
-    call.order = gemmforge::Order::kColMajor;
-    call.op_a = to_op(transa, "transa");
-    call.op_b = to_op(transb, "transb");
-    call.m = m, call.n = n, call.k = k;
-    call.alpha = *static_cast<const float*>(alpha), call.beta = *static_cast<const float*>(beta);
-    call.a = A, call.lda = lda;
-    call.b = B, call.ldb = ldb;
-    call.c = C, call.ldc = ldc;
-    gemmforge::validate_batch(call, strideA, strideB, strideC, batchCount);
-    if (handle == nullptr) return no_handle("gemmforgeGemmStridedBatchedEx");
-    handle->runtime.gemm_strided_batched(call, strideA, strideB, strideC, batchCount,
-                                         handle->stream.load(std::memory_order_relaxed));
-    return GEMMFORGE_STATUS_SUCCESS;
-  });
+  static_cast<void>(algo);
+  return gemm("gemmforgeGemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+              Btype, ldb, beta, C, Ctype, ldc, computeType, Batch{strideA, strideB, strideC, batchCount});
 }
 
 const char* gemmforgeGetStatusString(gemmforgeStatus_t status) {

@@ -1,16 +1,15 @@
 // A tuned problem served a second time, by a second Runtime or a second process, loads its kernel from
 // the cubin stored in the database: no NVRTC compile, and a first call far cheaper than compiling.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 
 #include "api_test_support.hpp"
 #include "gemm_harness.hpp"
 #include "gemmforge/gemmforge.hpp"
 #include "gpu_fixture.hpp"
+#include "support/run_in_child.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -88,20 +87,8 @@ TEST_F(ApiCubinCache, ASecondProcessServesTheTunedProblemWithoutCompiling) {
     ASSERT_TRUE(correct);
     ASSERT_EQ(warm.stats().nvrtc_compiles, 1u);
   }
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = fmt::format("{}='{}' '{}' --gtest_filter=ApiCubinCache.ChildProcessPart 2>&1",
-                                          kChildDatabase, database.path(), self);
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, read);
-  const int status = pclose(pipe);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("[  PASSED  ] 1 test"), std::string::npos) << output;
-  const size_t line = output.find("first call");
-  if (line != std::string::npos)
-    std::printf("%s", output.substr(line, output.find('\n', line) - line + 1).c_str());
+  test_support::run_test_in_child(kChildDatabase, database.path(), "ApiCubinCache.ChildProcessPart",
+                                  "first call");
 }
 
 // Runs only inside the child process of the test above.

@@ -1,12 +1,10 @@
 // The first call of a problem served from the shipped results, in a fresh process with an empty database:
 // its kernel comes from the cubins shipped with gemmforge, so the call waits for no NVRTC compile (goal:
 // 20 ms at most). The measuring runs in a child process, so that nothing of this process is warm.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 
 #include "api_test_support.hpp"
 #include "cuda/device.hpp"
@@ -14,6 +12,7 @@
 #include "gemmforge/gemmforge.hpp"
 #include "gpu_fixture.hpp"
 #include "runtime/shipped_results.hpp"
+#include "support/run_in_child.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -45,20 +44,7 @@ class ApiFirstCall : public GpuTest {};
 TEST_F(ApiFirstCall, AShippedProblemInAFreshProcessWaitsForNoCompiler) {
   if (!shipped_case()) GTEST_SKIP() << "gemmforge ships no results of this GPU's model";
   TempDatabase database;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = fmt::format("{}='{}' '{}' --gtest_filter=ApiFirstCall.ChildProcessPart 2>&1",
-                                          kChild, database.path(), self);
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, read);
-  const int status = pclose(pipe);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("[  PASSED  ] 1 test"), std::string::npos) << output;
-  const size_t line = output.find("first call");
-  if (line != std::string::npos)
-    std::printf("%s", output.substr(line, output.find('\n', line) - line + 1).c_str());
+  test_support::run_test_in_child(kChild, database.path(), "ApiFirstCall.ChildProcessPart", "first call");
 }
 
 // Runs only inside the child process of the test above.

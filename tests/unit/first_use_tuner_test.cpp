@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,7 +19,9 @@
 #include <vector>
 
 #include "gemmforge/error.hpp"
+#include "support/polling.hpp"
 #include "support/temp_folder.hpp"
+#include "support/tune_problem.hpp"
 
 namespace gemmforge::runtime {
 namespace {
@@ -28,24 +29,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Status = TuneOutcome::Status;
 
-KernelProblem problem(int64_t m, bool a_trans = false, bool b_trans = false, int align_a = 4, int align_b = 4,
-                      int align_c = 4) {
-  KernelProblem p;
-  p.m = m, p.n = 64, p.k = 32;
-  p.a_trans = a_trans, p.b_trans = b_trans;
-  p.align_a = align_a, p.align_b = align_b, p.align_c = align_c;
-  return p;
-}
-
-// Polls `done` until it holds or `seconds` pass; returns whether it held.
-bool wait_until(const std::function<bool()>& done, double seconds = 10) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using test_support::problem;
+using test_support::wait_until;
 
 // What fake tunes did, shared by every job of one or more tuners.
 struct Script {
