@@ -19,8 +19,9 @@ constexpr int kComputeF32FastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
 // Indexed by Dtype.
 constexpr std::array<DtypeFacts, 4> kFacts = {{
     {Dtype::kF32, "f32", 4, kCudaR32F, kComputeF32, false, 1e-5, 0x1p-23},
-    // TF32 operands keep 10 mantissa bits: a product of two operands rounded otherwise than cuBLAS rounds
-    // them differs from cuBLAS's by up to 2 * 2^-10 (measured 3.1e-3 on a single product, K = 1).
+    // TF32 operands keep 10 mantissa bits: a product of two operands truncated to TF32 differs from one
+    // rounded otherwise, or from the FP32 product cuBLAS computes where its tensor-core kernels do not run,
+    // by up to 2 * 2^-10 (3.1e-3 measured on a single product, K = 1).
     {Dtype::kTf32, "tf32", 4, kCudaR32F, kComputeF32FastTf32, true, 4e-3, 0x1p-23},
     {Dtype::kF16, "f16", 2, kCudaR16F, kComputeF32, true, 1e-4, 0x1p-10},
     {Dtype::kBf16, "bf16", 2, kCudaR16BF, kComputeF32, true, 1e-4, 0x1p-7},

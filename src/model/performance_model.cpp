@@ -24,6 +24,7 @@ enum ProblemFeature : size_t {
   kUnalignedA,  // rows of A, B, C not 16-byte aligned
   kUnalignedB,
   kUnalignedC,
+  kSixteenBit,  // 16-bit operands: a template serving several types runs each at another share of its peak
   kProblemFeatureCount
 };
 
@@ -124,6 +125,7 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   if (unaligned(problem.align_a, problem)) x.emplace_back(base + kUnalignedA, 1.0);
   if (unaligned(problem.align_b, problem)) x.emplace_back(base + kUnalignedB, 1.0);
   if (unaligned(problem.align_c, problem)) x.emplace_back(base + kUnalignedC, 1.0);
+  if (element_bytes(problem.dtype) == 2) x.emplace_back(base + kSixteenBit, 1.0);
   return x;
 }
 

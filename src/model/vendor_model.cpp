@@ -25,6 +25,7 @@ enum Feature : size_t {
   kFewTiles,     // log of the 128 x 128 tiles over the SMs, below one wave
   kLongK,        // log of K over the geometric mean of M and N, above 1
   kMemoryBound,  // log of the device-memory time over the compute time, above 1
+  kSixteenBit,   // 16-bit operands: another family of kernels, at another share of its peak
   kFeatureCount
 };
 
@@ -33,6 +34,7 @@ constexpr double kPenalty = 1.0;  // in units of a problem's weight
 // different set of unaligned operands; weights fall to 1/e at kNeighbourhood and the correction is shrunk
 // as if kPriorWeight of weight said "no correction".
 constexpr double kOtherClass = 2.0;
+constexpr double kOtherType = 16.0;  // problems of other operand types say nothing
 constexpr double kNeighbourhood = 0.8;
 constexpr double kPriorWeight = 0.5;
 constexpr double kLaunchMs = 0.004;
@@ -57,6 +59,7 @@ double VendorModel::roofline_ms(const DeviceInfo& device, const KernelProblem& p
 
 SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProblem& p) {
   SparseFeatures x{{kIntercept, 1.0}};
+  if (element_bytes(p.dtype) == 2) x.emplace_back(kSixteenBit, 1.0);
   if (!p.a_trans && p.b_trans) x.emplace_back(kLayoutNt, 1.0);
   if (p.a_trans && !p.b_trans) x.emplace_back(kLayoutTn, 1.0);
   if (p.a_trans && p.b_trans) x.emplace_back(kLayoutTt, 1.0);
@@ -121,6 +124,7 @@ double VendorModel::local_correction(const KernelProblem& problem) const {
                 std::pow(log_ratio(r.problem.k, problem.k), 2);
     if (r.problem.a_trans != problem.a_trans || r.problem.b_trans != problem.b_trans) d2 += kOtherClass;
     if (unaligned_set(r.problem) != unaligned_set(problem)) d2 += kOtherClass;
+    if (r.problem.dtype != problem.dtype) d2 += kOtherType;
     const double w = std::exp(-d2 / (kNeighbourhood * kNeighbourhood));
     weight_sum += w;
     sum += w * r.log_error;
