@@ -2,7 +2,7 @@
 # Builds here and runs on a GPU machine that lacks the development packages.
 #   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
 #   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
-#                                also: tune, sass)
+#                                also: benches, tune, suite, sass, ...)
 # The binaries link SQLiteCpp statically and spdlog/fmt header-only; at run time they need only
 # libsqlite3.so.0, the CUDA 13 runtime libraries (cuBLAS, NVRTC) and the driver.
 set -euo pipefail
@@ -56,7 +56,22 @@ case "$mode" in
             --gtest_filter="*EdgeShapesForSanitizer*" > "$out/memcheck.log" 2>&1
           echo "memcheck on edge shapes: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean summaries)" >> "$summary"
           tail -5 "$out/memcheck.log"
+          # Shared-memory races of the Hopper template's stages (wgmma reads what threads and cp.async write).
+          compute-sanitizer --tool racecheck --error-exitcode 9 gemmforge_gpu_tests \
+            --gtest_filter="*WgmmaTest.EdgeShapesForSanitizer*" > "$out/racecheck.log" 2>&1
+          echo "racecheck on the Hopper template's edge shapes: exit $?" >> "$summary"
+          tail -5 "$out/racecheck.log"
           set -e
+          ;;
+        benches)
+          # The README's tables: held-out and training FP32 problems and the BF16 half suite, served from the
+          # built-in shipped results with an empty user database.
+          for job in "fp32-holdout f32" "fp32-suite f32" "fp32-train f32" "half-suite bf16"; do
+            set -- $job
+            rm -f /tmp/gemmforge-empty.db*
+            gemmforge bench --db /tmp/gemmforge-empty.db --shapes "$here/shapes/$1.txt" --dtype "$2" \
+              --csv "$out/$1-$2.csv" | tee "$out/$1-$2.log" | grep geometric | sed "s/^/$1 $2: /" >> "$summary" || true
+          done
           ;;
         measure)
           # Seeds and a random sample of each template's space, on the shapes given in MEASURE_SHAPES.
