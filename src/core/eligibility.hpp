@@ -12,7 +12,8 @@ namespace gemmforge {
 
 /// Why `kernel_template` cannot serve `problem` on a device of compute capability `cc` (e.g. 90), or an
 /// empty string when it can: the template must compute the problem's operand and output types and the
-/// device must be new enough, and be of the one architecture the template may be written for. `cc` < 0 skips the device check. Config constraints are checked elsewhere.
+/// device must be new enough, and be of the one architecture the template may be written for. `cc` < 0 skips
+/// the device check. Config constraints are checked elsewhere.
 std::string ineligibility(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc = -1);
 
 /// ineligibility(...).empty().
