@@ -5,6 +5,7 @@
 #include <array>
 
 #include "core/device_info.hpp"
+#include "core/problem.hpp"
 
 namespace gemmforge {
 namespace {
@@ -62,9 +63,7 @@ std::vector<std::pair<Dtype, Dtype>> type_pairs() {
   std::vector<std::pair<Dtype, Dtype>> pairs;
   for (const DtypeFacts& input : kFacts) {
     for (const DtypeFacts& output : kFacts) {
-      // C is FP32 or the operands' 16-bit type (TF32 is never a storage type).
-      if (output.dtype == Dtype::kF32 || (output.dtype == input.dtype && output.dtype != Dtype::kTf32))
-        pairs.emplace_back(input.dtype, output.dtype);
+      if (output_allowed(input.dtype, output.dtype)) pairs.emplace_back(input.dtype, output.dtype);
     }
   }
   return pairs;
