@@ -20,6 +20,7 @@
 #include "rtc/kernel_spec.hpp"
 #include "support/sass.hpp"
 #include "support/temp_folder.hpp"
+#include "support/typed_problem.hpp"
 
 namespace gemmforge::rtc {
 namespace {
@@ -28,24 +29,7 @@ const KernelTemplate& hgemm() {
   return TemplateLibrary::instance().get("hgemm_mma");
 }
 
-// A row-major problem of `type` with each operand aligned to the widest vector its leading dimension
-// (the contiguous extent) allows.
-KernelProblem half_problem(int64_t m, int64_t n, int64_t k, const std::string& layout,
-                           const std::string& type) {
-  KernelProblem p;
-  p.m = m, p.n = n, p.k = k;
-  parse_layout(layout, p.a_trans, p.b_trans);
-  parse_type_name(type, p.dtype, p.c_dtype);
-  const auto align = [](int64_t contiguous, Dtype dtype) {
-    int width = 16 / element_bytes(dtype);
-    while (width > 1 && contiguous % width != 0) width /= 2;
-    return width;
-  };
-  p.align_a = align(p.a_trans ? m : k, p.dtype);
-  p.align_b = align(p.b_trans ? k : n, p.dtype);
-  p.align_c = align(n, p.c_dtype);
-  return p;
-}
+using test_support::typed_problem;
 
 struct Case {
   std::string what;
@@ -77,7 +61,7 @@ std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
   const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
   const std::vector<Config>& seeds = hgemm().manifest.seeds();
   for (size_t s = 0; s < seeds.size(); ++s) {
-    add(seeds[s], half_problem(1024, 1024, 1024, layouts[s % 4], types[s % 4]));
+    add(seeds[s], typed_problem(1024, 1024, 1024, layouts[s % 4], types[s % 4]));
   }
   if (seeds_only) return cases;
   // The first seed that fits, in every layout, and over odd leading dimensions (realigned copies, scalar
@@ -87,16 +71,16 @@ std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
     for (size_t s = 0; s < seeds.size() && cases.size() == before; ++s) add(seeds[s], problem);
   };
   for (const char* layout : layouts) {
-    add_first_fitting(half_problem(1024, 1024, 1024, layout, "bf16"));
-    add_first_fitting(half_problem(1001, 1003, 1005, layout, "f16>f32"));
+    add_first_fitting(typed_problem(1024, 1024, 1024, layout, "bf16"));
+    add_first_fitting(typed_problem(1001, 1003, 1005, layout, "f16>f32"));
   }
-  add_first_fitting(half_problem(1020, 1020, 1020, "nn", "bf16"));
-  add_first_fitting(half_problem(1022, 1022, 1022, "tt", "f16"));
+  add_first_fitting(typed_problem(1020, 1020, 1020, "nn", "bf16"));
+  add_first_fitting(typed_problem(1022, 1022, 1022, "tt", "f16"));
   // A random sample of the tuning space of a few problems.
   std::mt19937_64 rng(7);
   for (const KernelProblem& problem :
-       {half_problem(4096, 4096, 4096, "nt", "bf16"), half_problem(16, 4096, 4096, "nn", "f16"),
-        half_problem(4103, 4105, 4104, "nn", "bf16")}) {
+       {typed_problem(4096, 4096, 4096, "nt", "bf16"), typed_problem(16, 4096, 4096, "nn", "f16"),
+        typed_problem(4103, 4105, 4104, "nn", "bf16")}) {
     const Space space = Space::build(hgemm(), device, problem);
     EXPECT_FALSE(space.empty()) << problem.to_string();
     if (space.empty()) continue;
@@ -110,7 +94,7 @@ using test_support::find_cuobjdump;
 using test_support::sass_of;
 
 TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) {
-  KernelProblem p = half_problem(64, 64, 64, "nn", "bf16");
+  KernelProblem p = typed_problem(64, 64, 64, "nn", "bf16");
   EXPECT_TRUE(can_serve(hgemm(), p, 80));
   EXPECT_TRUE(can_serve(hgemm(), p, 90));
   EXPECT_FALSE(can_serve(hgemm(), p, 75));
@@ -119,7 +103,7 @@ TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) 
   p.dtype = Dtype::kF32;
   EXPECT_NE(ineligibility(hgemm(), p, 90).find("hgemm_mma computes"), std::string::npos);
   // And the FP32 templates do not take 16-bit problems.
-  const KernelProblem half = half_problem(64, 64, 64, "nn", "f16");
+  const KernelProblem half = typed_problem(64, 64, 64, "nn", "f16");
   for (const KernelTemplate* t : candidates(TemplateLibrary::instance(), half, 90)) {
     EXPECT_TRUE(t->manifest.name() == "hgemm_mma" || t->manifest.name() == "gemm_wgmma")
         << t->manifest.name();
@@ -130,8 +114,8 @@ TEST(HalfTemplate, SixteenBitCSplitsKOnlyThroughTheWorkspace) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   Config config = hgemm().manifest.seeds().front();
   config.set("SPLIT_K", 4);
-  const KernelProblem bf16 = half_problem(128, 128, 8192, "nn", "bf16");
-  const KernelProblem to_f32 = half_problem(128, 128, 8192, "nn", "bf16>f32");
+  const KernelProblem bf16 = typed_problem(128, 128, 8192, "nn", "bf16");
+  const KernelProblem to_f32 = typed_problem(128, 128, 8192, "nn", "bf16>f32");
   EXPECT_FALSE(hgemm().manifest.violations(config, &device, &bf16).empty()) << "serial sums round in C";
   EXPECT_TRUE(hgemm().manifest.violations(config, &device, &to_f32).empty());
   config.set("SPLIT_PAR", 1);

@@ -19,6 +19,7 @@
 #include "rtc/kernel_spec.hpp"
 #include "support/sass.hpp"
 #include "support/temp_folder.hpp"
+#include "support/typed_problem.hpp"
 
 namespace gemmforge::rtc {
 namespace {
@@ -27,23 +28,7 @@ const KernelTemplate& wgmma() {
   return TemplateLibrary::instance().get("gemm_wgmma");
 }
 
-// A row-major problem of `type` with each operand aligned to the widest vector its contiguous extent allows.
-KernelProblem problem_of(int64_t m, int64_t n, int64_t k, const std::string& layout,
-                         const std::string& type) {
-  KernelProblem p;
-  p.m = m, p.n = n, p.k = k;
-  parse_layout(layout, p.a_trans, p.b_trans);
-  parse_type_name(type, p.dtype, p.c_dtype);
-  const auto align = [](int64_t contiguous, Dtype dtype) {
-    int width = 16 / element_bytes(dtype);
-    while (width > 1 && contiguous % width != 0) width /= 2;
-    return width;
-  };
-  p.align_a = align(p.a_trans ? m : k, p.dtype);
-  p.align_b = align(p.b_trans ? k : n, p.dtype);
-  p.align_c = align(n, p.c_dtype);
-  return p;
-}
+using test_support::typed_problem;
 
 // The config with its loads as wide as the problem allows.
 Config fitted(Config config, const KernelProblem& problem) {
@@ -55,14 +40,14 @@ Config fitted(Config config, const KernelProblem& problem) {
 
 TEST(WgmmaTemplate, ServesEveryTypeOnHopperOnlyAndCompilesForSm90a) {
   for (const char* type : {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
-    const KernelProblem p = problem_of(256, 256, 256, "nn", type);
+    const KernelProblem p = typed_problem(256, 256, 256, "nn", type);
     EXPECT_TRUE(can_serve(wgmma(), p, 90)) << type;
     EXPECT_NE(ineligibility(wgmma(), p, 80).find("compute capability 90 or newer"), std::string::npos)
         << type;
     EXPECT_NE(ineligibility(wgmma(), p, 100).find("written for sm_90a only"), std::string::npos) << type;
   }
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
-  const KernelProblem p = problem_of(256, 256, 256, "nn", "f32");
+  const KernelProblem p = typed_problem(256, 256, 256, "nn", "f32");
   const Config config = fitted(wgmma().manifest.seeds().front(), p);
   EXPECT_EQ(make_spec(wgmma(), config, p, "sm_90", &device).arch, "sm_90a");
   EXPECT_THROW(make_spec(wgmma(), config, p, "sm_80", &device), InvalidArgumentError);
@@ -95,13 +80,13 @@ TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
     const char* layout = layouts[(i / types.size()) % layouts.size()];
     // Aligned and odd leading dimensions (element-wise loads, scalar stores of C).
     for (int64_t size : {1024, 1001}) {
-      const KernelProblem problem = problem_of(size, size, size, layout, type);
+      const KernelProblem problem = typed_problem(size, size, size, layout, type);
       add(fitted(seeds[i % seeds.size()], problem), problem, false);
     }
   }
   std::mt19937_64 rng(11);
   for (const KernelProblem& problem :
-       {problem_of(4096, 4096, 4096, "nn", "f32"), problem_of(4103, 4105, 4104, "nt", "bf16")}) {
+       {typed_problem(4096, 4096, 4096, "nn", "f32"), typed_problem(4103, 4105, 4104, "nt", "bf16")}) {
     const Space space = Space::build(wgmma(), device, problem);
     ASSERT_FALSE(space.empty()) << problem.to_string();
     for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
