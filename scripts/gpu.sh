@@ -58,7 +58,7 @@ case "$mode" in
           tail -5 "$out/memcheck.log"
           # Shared-memory races of the Hopper template's stages (wgmma reads what threads and cp.async write).
           compute-sanitizer --tool racecheck --error-exitcode 9 gemmforge_gpu_tests \
-            --gtest_filter="*WgmmaTest.EdgeShapesForSanitizer*" > "$out/racecheck.log" 2>&1
+            --gtest_filter="*HopperTest.EdgeShapesForSanitizer*" > "$out/racecheck.log" 2>&1
           echo "racecheck on the Hopper template's edge shapes: exit $?" >> "$summary"
           tail -5 "$out/racecheck.log"
           set -e

@@ -211,6 +211,28 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
           fmt::format("{}: launch gives both split_reduction and parallel_split; give one", origin));
     }
     m.launch_.parallel_split = launch_expr("parallel_split", reduction == "parallel" ? "1" : "0");
+    m.launch_.persistent = launch_expr("persistent", "0");
+    // Tensor map boxes come in pairs, both operands or neither.
+    auto box = [&](const char* key) {
+      const json& pair = launch.at(key);
+      if (!pair.is_array() || pair.size() != 2) {
+        throw InvalidArgumentError(
+            fmt::format("{}: launch.{} must be two expressions: the box along the operand's contiguous "
+                        "dimension, then along its rows",
+                        origin, key));
+      }
+      return std::array<BoundExpression, 2>{
+          m.bind(pair[0].get<std::string>(), std::string("launch.") + key + "[0]"),
+          m.bind(pair[1].get<std::string>(), std::string("launch.") + key + "[1]")};
+    };
+    if (launch.contains("tma_box_a") != launch.contains("tma_box_b")) {
+      throw InvalidArgumentError(
+          fmt::format("{}: launch gives one of tma_box_a and tma_box_b; give both or neither", origin));
+    }
+    if (launch.contains("tma_box_a")) {
+      m.launch_.tma_box_a = box("tma_box_a");
+      m.launch_.tma_box_b = box("tma_box_b");
+    }
 
     for (const json& seed : doc.value("seeds", json::array())) {
       Config::Values values;
@@ -439,6 +461,15 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
     g.whole_tiles = g.tiles - streamed;
     g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work
     g.semaphores = g.tiles;
+  }
+  if (g.split_k == 1 && g.stream_blocks == 0 && launch_.persistent.evaluate(symbols.data()) != 0) {
+    g.persistent_blocks = wave;
+  }
+  if (launch_.tma_box_a) {
+    for (int i = 0; i < 2; ++i) {
+      g.tma_box_a[i] = (*launch_.tma_box_a)[i].evaluate(symbols.data());
+      g.tma_box_b[i] = (*launch_.tma_box_b)[i].evaluate(symbols.data());
+    }
   }
   return g;
 }

@@ -2,6 +2,8 @@
 // The tuner, the runtime, the tests and `gemmforge space` all read this one description.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,20 +54,29 @@ struct Constraint {
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
-  int64_t tiles = 0;            ///< output tiles
-  int64_t split_k = 1;          ///< K slices actually used: grid.z
-  int64_t k_per_split = 0;      ///< K extent of each slice, a multiple of the template's K granule
-  int64_t k_granule = 1;        ///< K depth of one main-loop iteration
-  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole, one per block, before the stream blocks
-  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
-  int64_t threads = 0;          ///< threads per block
-  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
-  int64_t raster_group = 1;     ///< tile rows grouped together for L2 reuse
-  int64_t semaphores = 0;       ///< ints that must be zero when the kernel starts (it leaves them zero)
-  int64_t workspace_bytes = 0;  ///< scratch for partial tiles of a parallel split-K reduction
+  int64_t tiles = 0;              ///< output tiles
+  int64_t split_k = 1;            ///< K slices actually used: grid.z
+  int64_t k_per_split = 0;        ///< K extent of each slice, a multiple of the template's K granule
+  int64_t k_granule = 1;          ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;        ///< stream-K: tiles computed whole, one per block, before the stream blocks
+  int64_t stream_blocks = 0;      ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t threads = 0;            ///< threads per block
+  int64_t smem_bytes = 0;         ///< dynamic shared memory per block
+  int64_t raster_group = 1;       ///< tile rows grouped together for L2 reuse
+  int64_t semaphores = 0;         ///< ints that must be zero when the kernel starts (it leaves them zero)
+  int64_t workspace_bytes = 0;    ///< scratch for partial tiles of a parallel split-K reduction
+  int64_t persistent_blocks = 0;  ///< nonzero: at most this many blocks walk the tiles in turn
+  /// Boxes (elements along the operand's contiguous dimension, then along its rows) of kernels that read
+  /// A and B through tensor maps (TMA); {0, 0}: the kernel takes none.
+  std::array<int64_t, 2> tma_box_a{0, 0};
+  std::array<int64_t, 2> tma_box_b{0, 0};
 
-  /// grid.x: one block per tile, or the whole tiles and then the stream blocks.
-  int64_t grid_x() const { return stream_blocks > 0 ? whole_tiles + stream_blocks : tiles; }
+  bool uses_tensor_maps() const { return tma_box_a[0] > 0; }
+  /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
+  int64_t grid_x() const {
+    if (stream_blocks > 0) return whole_tiles + stream_blocks;
+    return persistent_blocks > 0 ? std::min(tiles, persistent_blocks) : tiles;
+  }
   /// Blocks of the launch.
   int64_t blocks() const { return grid_x() * split_k; }
 };
@@ -163,6 +174,9 @@ class Manifest {
     BoundExpression wave;          // blocks the device runs at once
     // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
     BoundExpression parallel_split;
+    BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split
+    std::optional<std::array<BoundExpression, 2>> tma_box_a,
+        tma_box_b;  // tensor map boxes, when the kernel takes them
   } launch_;
 };
 

@@ -73,7 +73,10 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.beta = call.beta;
   args.semaphores = buffers.semaphores;
   args.workspace = buffers.workspace;
-  void* params[] = {&args};
+  // Templates that load by TMA take the operands' tensor maps as a second argument.
+  TensorMaps maps{};
+  if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry);
+  void* params[] = {&args, &maps};
   const dim3 grid(static_cast<unsigned>(geometry.grid_x()), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));
   kernel_.launch(grid, block, static_cast<size_t>(geometry.smem_bytes), stream, params);

@@ -12,6 +12,7 @@
 #include "core/template_library.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
+#include "rtc/tensor_maps.hpp"
 
 namespace gemmforge::rtc {
 
@@ -67,7 +68,8 @@ class GemmKernel {
   void allow_smem(int64_t bytes) const;
 
   mutable std::atomic<int64_t> smem_allowed_{
-      0};  // dynamic shared memory already allowed; raising it is idempotent
+      0};                               // dynamic shared memory already allowed; raising it is idempotent
+  mutable TensorMapCache tensor_maps_;  // for templates that load by TMA
 };
 
 }  // namespace gemmforge::rtc

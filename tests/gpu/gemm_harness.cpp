@@ -13,8 +13,9 @@ std::string GemmCase::describe() const {
   KernelProblem types;
   types.dtype = dtype;
   types.c_dtype = c_dtype;
-  return fmt::format("{} {}-major {}{} {}x{}x{} pad {} alpha {} beta {}", types.type_name(), to_string(order),
-                     to_string(op_a), to_string(op_b), m, n, k, pad, alpha, beta);
+  return fmt::format("{} {}-major {}{} {}x{}x{} pad {}{} alpha {} beta {}", types.type_name(),
+                     to_string(order), to_string(op_a), to_string(op_b), m, n, k, pad,
+                     ld_multiple > 1 ? fmt::format(" (multiple of {})", ld_multiple) : "", alpha, beta);
 }
 
 std::string CaseResult::describe() const {
@@ -42,9 +43,10 @@ GemmCall shape_call(const GemmCase& c) {
   call.beta = c.beta;
   const bool ta = c.op_a == Op::kT;
   const bool tb = c.op_b == Op::kT;
-  call.lda = min_leading_dimension(c.order, ta ? c.k : c.m, ta ? c.m : c.k) + c.pad;
-  call.ldb = min_leading_dimension(c.order, tb ? c.n : c.k, tb ? c.k : c.n) + c.pad;
-  call.ldc = min_leading_dimension(c.order, c.m, c.n) + c.pad;
+  auto leading = [&](int64_t ld) { return (ld + c.pad + c.ld_multiple - 1) / c.ld_multiple * c.ld_multiple; };
+  call.lda = leading(min_leading_dimension(c.order, ta ? c.k : c.m, ta ? c.m : c.k));
+  call.ldb = leading(min_leading_dimension(c.order, tb ? c.n : c.k, tb ? c.k : c.n));
+  call.ldc = leading(min_leading_dimension(c.order, c.m, c.n));
   return call;
 }
 

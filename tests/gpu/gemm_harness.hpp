@@ -22,7 +22,8 @@ struct GemmCase {
   Op op_a = Op::kN;
   Op op_b = Op::kN;
   int64_t m = 0, n = 0, k = 0;
-  int64_t pad = 0;  ///< added to every leading dimension beyond its minimum
+  int64_t pad = 0;          ///< added to every leading dimension beyond its minimum
+  int64_t ld_multiple = 1;  ///< then every leading dimension rounded up to a multiple of this
   float alpha = 1.0f;
   float beta = 0.0f;  ///< 0: C starts as NaN, so any read of C shows up
 

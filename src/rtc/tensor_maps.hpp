@@ -1,0 +1,52 @@
+// Tensor maps (TMA descriptors) of a call's A and B for the templates that load by TMA: encoded on the host
+// through the driver's cuTensorMapEncodeTiled, once per (operand, box) and kept, so repeated calls on the
+// same buffers reuse them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "core/manifest.hpp"
+#include "core/problem.hpp"
+#include "tensor_maps.cuh"
+
+namespace gemmforge::rtc {
+
+/// A 2-D row-major tensor and the box one TMA copy moves, in elements: `inner` along the contiguous
+/// dimension, `rows` rows `ld` elements apart.
+struct TensorMapKey {
+  const void* base = nullptr;
+  Dtype dtype = Dtype::kF32;
+  int64_t inner = 0;
+  int64_t rows = 0;
+  int64_t ld = 0;
+  std::array<int64_t, 2> box{0, 0};
+
+  auto operator<=>(const TensorMapKey&) const = default;
+};
+
+/// The keys of a call's A and B for a geometry with tensor map boxes (canonical row-major problem: A is
+/// m x k, or k x m when a_trans; B is k x n, or n x k when b_trans).
+TensorMapKey operand_a_key(const KernelCall& call, const LaunchGeometry& geometry);
+TensorMapKey operand_b_key(const KernelCall& call, const LaunchGeometry& geometry);
+
+/// Encodes one map: 128-byte swizzle, zeros outside the tensor. Throws InvalidArgumentError for a tensor
+/// TMA cannot address (start or rows not 16-byte aligned, a box too large) and CudaError where the driver
+/// lacks the entry point.
+TensorMap encode_tensor_map(const TensorMapKey& key);
+
+/// The maps of recent calls, shared by the threads that launch one kernel.
+class TensorMapCache {
+ public:
+  TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry);
+
+ private:
+  static constexpr size_t kCapacity = 16;
+  std::mutex mutex_;
+  std::vector<std::pair<TensorMapKey, TensorMap>> entries_;  // most recently used last
+  TensorMap lookup(const TensorMapKey& key);
+};
+
+}  // namespace gemmforge::rtc

@@ -1,0 +1,226 @@
+// GEMM on Hopper's warpgroup tensor cores fed by TMA (sm_90a): BF16, FP16 (C of their type or FP32) and
+// TF32, for operands whose rows and start are 16-byte aligned.
+//
+// Warp-specialized. Warpgroup 0 is the producer: one of its threads walks the block's work and, for each
+// K stage, waits until the consumers have left a shared stage, arms its `full` barrier with the stage's
+// byte count and has the TMA engine copy the A and B boxes into it (128-byte swizzled; elements outside
+// the matrices arrive as zeros, so edges need no code). Warpgroups 1 to WGM x WGN are consumers, each
+// owning a 64 x WN tile of C: they wait on `full`, issue the stage's wgmmas, and hand the previous stage
+// back once its wgmmas have retired, so the tensor cores always have the next stage queued. The producer
+// gives its registers to the consumers (setmaxnreg).
+//
+// Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
+// N-major in 64-element boxes, which 16-bit wgmma reads transposed (wgmma_major.cuh).
+//
+// Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
+// order, its producer already loading the next tile while the consumers store the last one. Split-K and
+// stream-K segments go through gemm_common.cuh's serial reduction in C, every thread of the block taking
+// part in its barriers.
+//
+// Parameters come from gemm_tma.json.
+#include "epilogue.cuh"
+#include "tma.cuh"
+#include "wgmma_major.cuh"
+
+#if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) || \
+    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C)
+#error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
+#endif
+
+namespace {
+
+// ELEM is the problem's dtype: 1 TF32, 2 FP16, 3 BF16.
+constexpr int kBytes = ELEM == 1 ? 4 : 2;
+constexpr int kBK = 128 / kBytes;  // K per stage: one swizzled 128-byte row (or box width) per operand row
+constexpr int kKSteps = 4;         // wgmma K steps per stage (32 bytes of K each)
+constexpr int kOperands = ELEM == 1 ? gf::kWgmmaTf32 : (ELEM == 2 ? gf::kWgmmaF16 : gf::kWgmmaBf16);
+constexpr int kBM = 64 * WGM;
+constexpr int kBN = WN * WGN;
+constexpr int kConsumers = WGM * WGN;
+constexpr int kThreads = 128 * (kConsumers + 1);
+constexpr int kTilesN = WN / 8;       // m16n8 accumulator tiles of a warp, along N
+constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by kBK rows of K
+constexpr int kATileBytes = kBM * 128;
+constexpr int kBTileBytes = kBN * 128;
+constexpr int kStageBytes = kATileBytes + kBTileBytes;
+constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
+// The register file split: the producer keeps the minimum, the consumers share the rest (a multiple of 8).
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = (512 - kProducerRegs) / kConsumers / 8 * 8 > 240
+                                  ? 240
+                                  : (512 - kProducerRegs) / kConsumers / 8 * 8;
+static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
+static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
+static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
+static_assert(kBM <= 256, "a box spans at most 256 rows");
+
+using Out = gf::SelectOutput<ELEM == 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
+using Storage = gf::OutputAccess<Out>::Storage;
+
+// Runs body(segment) over the block's work: split-K / stream-K segments, or else the output tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent).
+template <typename Body>
+__device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body) {
+  if (args.split_k > 1 || args.stream_blocks > 0) {
+    gf::for_each_segment<kBK>(args, body);
+    return;
+  }
+  for (int tile = static_cast<int>(blockIdx.x); tile < args.tiles; tile += static_cast<int>(gridDim.x)) {
+    body(gf::Segment{tile, 0, args.k});
+  }
+}
+
+__device__ __forceinline__ void tile_origin(const GemmArgs& args, int tile, int& m0, int& n0) {
+  int tile_m, tile_n;
+  gf::tile_coordinates(tile, (args.m + kBM - 1) / kBM, (args.n + kBN - 1) / kBN, args.raster_group, tile_m,
+                       tile_n);
+  m0 = tile_m * kBM;
+  n0 = tile_n * kBN;
+}
+
+__device__ __forceinline__ int stage_count(const gf::Segment& segment) {
+  return segment.k_end > segment.k_begin ? (segment.k_end - segment.k_begin + kBK - 1) / kBK : 0;
+}
+
+// One stage's boxes: A's rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then
+// B's (K-major: a box of WN rows per consumer column; N-major: a box per 64 columns of N).
+__device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
+                                           unsigned long long* full) {
+  gf::mbarrier_arrive_expect(full, kStageBytes);
+  if constexpr (A_MN) {
+#pragma unroll
+    for (int box = 0; box < kBM / 64; ++box)
+      gf::tma_load(stage + box * kBoxBytes, &maps.a, m0 + 64 * box, k0, full);
+  } else {
+    gf::tma_load(stage, &maps.a, k0, m0, full);
+  }
+  char* b = stage + kATileBytes;
+  if constexpr (B_MN) {
+#pragma unroll
+    for (int box = 0; box < kBN / 64; ++box)
+      gf::tma_load(b + box * kBoxBytes, &maps.b, n0 + 64 * box, k0, full);
+  } else {
+#pragma unroll
+    for (int column = 0; column < WGN; ++column)
+      gf::tma_load(b + column * WN * 128, &maps.b, k0, n0 + column * WN, full);
+  }
+}
+
+// The producer: thread 0 keeps the stages filled; the whole warpgroup takes part in the block's barriers.
+__device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& maps, char* smem,
+                                        unsigned long long* full, unsigned long long* empty) {
+  int use = 0;  // stages filled so far, across segments
+  for_each_work(args, [&](const gf::Segment& segment) {
+    if (threadIdx.x == 0) {
+      int m0, n0;
+      tile_origin(args, segment.tile, m0, n0);
+      const int stages = stage_count(segment);
+      for (int kt = 0; kt < stages; ++kt, ++use) {
+        const int stage = use % STAGES;
+        gf::mbarrier_wait(empty + stage, ((use / STAGES) & 1) ^ 1);
+        load_stage(maps, smem + stage * kStageBytes, m0, n0, segment.k_begin + kt * kBK, full + stage);
+      }
+    }
+    gf::segment_acquire(args, segment);
+    gf::segment_release(args, segment);
+  });
+}
+
+// A consumer's wgmmas over one stage: four K steps.
+__device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
+                                            float (&d)[kTilesN][4]) {
+  const char* a = stage + wg_m * (A_MN ? kBoxBytes : 64 * 128);
+  const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / 64 * kBoxBytes : WN * 128);
+  constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
+  constexpr int kBStep = B_MN ? 16 * 128 : 32;
+  gf::fence_accumulators(d);
+  gf::wgmma_fence();
+#pragma unroll
+  for (int step = 0; step < kKSteps; ++step) {
+    const unsigned long long desc_a =
+        A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes) : gf::smem_descriptor(a + kAStep * step);
+    const unsigned long long desc_b =
+        B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes) : gf::smem_descriptor(b + kBStep * step);
+    gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, fresh && step == 0 ? 0 : 1);
+  }
+  gf::wgmma_commit();
+  gf::fence_accumulators(d);
+}
+
+__device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
+                                        unsigned long long* empty) {
+  Storage* C = static_cast<Storage*>(args.c);
+  const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;
+  const int wg_m = consumer % WGM;
+  const int wg_n = consumer / WGM;
+  const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  float acc[kTilesN][4];
+  int use = 0;  // stages consumed so far, across segments
+  for_each_work(args, [&](const gf::Segment& segment) {
+    int m0, n0;
+    tile_origin(args, segment.tile, m0, n0);
+    const int stages = stage_count(segment);
+    for (int kt = 0; kt < stages; ++kt, ++use) {
+      const int stage = use % STAGES;
+      gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
+      issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc);
+      // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
+      gf::wgmma_wait<1>();
+      if (kt > 0 && lane == 0) gf::mbarrier_arrive(empty + (use - 1) % STAGES);
+    }
+    gf::wgmma_wait<0>();
+    gf::fence_accumulators(acc);
+    if (stages > 0 && lane == 0) gf::mbarrier_arrive(empty + (use - 1) % STAGES);
+    if (stages == 0) {
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    }
+
+    const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
+    const int g = lane / 4;
+    const int t = lane % 4;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m0 + wg_m * 64 + warp * 16 + g + 8 * half;
+      if (row >= args.m) continue;
+      Storage* c_row = C + row * args.ldc;
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+        gf::write_pair<Out, (VEC_C >= 2)>(c_row, n0 + wg_n * WN + 8 * j + 2 * t, args.n, mode,
+                                          acc[j][2 * half], acc[j][2 * half + 1]);
+      }
+    }
+    gf::segment_release(args, segment);
+  });
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    gemm_tma(const __grid_constant__ GemmArgs args, const __grid_constant__ TensorMaps maps) {
+  extern __shared__ uint4 smem_vec[];
+  // The 128-byte swizzle is a function of the address: the tiles start on a 1024-byte boundary.
+  const unsigned shared = gf::shared_address(smem_vec);
+  char* smem = reinterpret_cast<char*>(smem_vec) + ((1024 - (shared & 1023)) & 1023);
+  unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + STAGES * kStageBytes);
+  unsigned long long* empty = full + STAGES;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
+    gf::prefetch_tensor_map(&maps.a);
+    gf::prefetch_tensor_map(&maps.b);
+    for (int s = 0; s < STAGES; ++s) {
+      gf::mbarrier_init(full + s, 1);                // the producer's arrival, plus the bytes
+      gf::mbarrier_init(empty + s, 4 * kConsumers);  // every consumer warp
+    }
+    gf::mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x < 128) {
+    if constexpr (kConsumers > 1) gf::release_registers<kProducerRegs>();
+    produce(args, maps, smem, full, empty);
+  } else {
+    if constexpr (kConsumers > 1) gf::claim_registers<kConsumerRegs>();
+    consume(args, smem, full, empty);
+  }
+}

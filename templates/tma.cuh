@@ -1,0 +1,83 @@
+// Hopper's asynchronous copy machinery for warp-specialized templates (sm_90a, NVRTC only): transaction
+// mbarriers, 2-D TMA loads into shared memory, and the register reallocation between producer and
+// consumer warpgroups.
+//
+// A pipeline stage has two barriers. `full` completes when the producer has armed it with the stage's byte
+// count and the TMA engine has delivered that many bytes; `empty` completes when every consumer warp has
+// arrived, done reading the stage. Each completes once per use of the stage, so a waiter names the phase
+// it waits for by its parity: the use count of the stage, modulo 2.
+#ifndef GEMMFORGE_TMA_CUH
+#define GEMMFORGE_TMA_CUH
+
+#include "tensor_maps.cuh"
+
+namespace gf {
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(arrivals)
+               : "memory");
+}
+
+// Makes initialized barriers visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// The producer's arrival: the phase completes once `bytes` more have landed.
+__device__ __forceinline__ void mbarrier_arrive_expect(unsigned long long* barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(unsigned long long* barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed. A barrier fresh from init counts its phase of
+// parity 1 as completed, so a producer's first wait on an empty stage returns at once.
+__device__ __forceinline__ void mbarrier_wait(unsigned long long* barrier, unsigned parity) {
+  const unsigned address = shared_address(barrier);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(address), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// Fetches a tensor map (a kernel argument) into the descriptor cache ahead of its first use.
+__device__ __forceinline__ void prefetch_tensor_map(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+// Copies the box at element coordinates (inner, outer) of `map`'s tensor into shared memory at `dst`,
+// completing `bytes` of `barrier`'s transaction count. Elements outside the tensor arrive as zeros.
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int inner, int outer,
+                                         unsigned long long* barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+      "[%4];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier))
+      : "memory");
+}
+
+// Register reallocation between warpgroups: the producer gives registers back, the consumers take them.
+template <int kRegisters>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+}  // namespace gf
+
+#endif  // GEMMFORGE_TMA_CUH

@@ -1,0 +1,177 @@
+// The TMA template without a GPU: which problems it serves (16-bit types and K-major TF32, 16-byte aligned
+// rows, sm_90 only), its launch geometry (persistent blocks, tensor map boxes), the tensor map keys and the
+// checks made before the driver is asked, and NVRTC compiles of every seed for each type and layout on
+// unserialized HGMMA fed by UTMALDG, with the register split between producer and consumers (SASS where
+// cuobjdump is installed).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "core/dtype.hpp"
+#include "core/eligibility.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "gemmforge/error.hpp"
+#include "rtc/compile_pool.hpp"
+#include "rtc/kernel_spec.hpp"
+#include "rtc/tensor_maps.hpp"
+#include "support/sass.hpp"
+#include "support/temp_folder.hpp"
+#include "support/typed_problem.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+const KernelTemplate& tma() {
+  return TemplateLibrary::instance().get("gemm_tma");
+}
+
+using test_support::typed_problem;
+
+TEST(TmaTemplate, ServesAlignedSixteenBitAndKMajorTf32OnHopperOnly) {
+  for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
+    for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+      EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, type), 90)) << type << layout;
+    }
+    const KernelProblem p = typed_problem(256, 256, 256, "nt", type);
+    EXPECT_NE(ineligibility(tma(), p, 80).find("compute capability 90 or newer"), std::string::npos);
+  }
+  EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "tf32"), 90));
+  EXPECT_FALSE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "f32"), 90));
+  // No config runs TF32 with an operand that is not K-contiguous, or rows TMA cannot address (1001 BF16
+  // elements are not 16-byte aligned); the constraints say why.
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const auto refusal = [&](const KernelProblem& p) {
+    EXPECT_TRUE(Space::build(tma(), device, p, {}, /*prune=*/false).empty()) << p.to_string();
+    std::string reasons;
+    for (const Violation& v : tma().manifest.violations(tma().manifest.seeds().front(), &device, &p))
+      reasons += v.describe() + "; ";
+    return reasons;
+  };
+  EXPECT_NE(refusal(typed_problem(1024, 1024, 1024, "nn", "tf32")).find("K-major"), std::string::npos);
+  EXPECT_NE(refusal(typed_problem(1001, 1001, 1001, "nt", "bf16")).find("16-byte aligned"),
+            std::string::npos);
+}
+
+TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Config seed = tma().manifest.seeds().front();  // 128 x 256 tiles, persistent
+  ASSERT_EQ(seed.at("PERSISTENT"), 1);
+  const KernelProblem nn = typed_problem(4096, 4096, 4096, "nn", "bf16");
+  const LaunchGeometry g = tma().manifest.geometry(seed, nn, device);
+  EXPECT_EQ(g.tiles, 32 * 16);
+  EXPECT_EQ(g.grid_x(), device.sm_count);
+  ASSERT_TRUE(g.uses_tensor_maps());
+  EXPECT_EQ(g.tma_box_a, (std::array<int64_t, 2>{64, 128}));  // K-major A: 64 of K by the tile's 128 rows
+  EXPECT_EQ(g.tma_box_b, (std::array<int64_t, 2>{64, 64}));   // N-major B: 64 of N by 64 of K
+  const LaunchGeometry nt =
+      tma().manifest.geometry(seed, typed_problem(4096, 4096, 4096, "nt", "bf16"), device);
+  EXPECT_EQ(nt.tma_box_b, (std::array<int64_t, 2>{64, 256}));  // K-major B: a box per consumer column
+  // A K split lays out its own blocks.
+  Config split = seed;
+  split.set("PERSISTENT", 0);
+  split.set("SPLIT_K", 2);
+  const LaunchGeometry s =
+      tma().manifest.geometry(split, typed_problem(256, 256, 4096, "nn", "bf16>f32"), device);
+  EXPECT_EQ(s.persistent_blocks, 0);
+  EXPECT_EQ(s.grid_x(), s.tiles);
+  // Templates without TMA take no maps.
+  const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
+  EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
+}
+
+TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  KernelCall call;
+  call.problem = typed_problem(300, 200, 100, "tn", "bf16");  // A is k x m (M-contiguous), B k x n
+  call.a = reinterpret_cast<const void*>(uintptr_t{0x10000});
+  call.b = reinterpret_cast<const void*>(uintptr_t{0x20000});
+  call.lda = 304, call.ldb = 200;
+  const LaunchGeometry g = tma().manifest.geometry(tma().manifest.seeds().front(), call.problem, device);
+  const TensorMapKey a = operand_a_key(call, g);
+  EXPECT_EQ(a.inner, 300);
+  EXPECT_EQ(a.rows, 100);
+  EXPECT_EQ(a.ld, 304);
+  const TensorMapKey b = operand_b_key(call, g);
+  EXPECT_EQ(b.inner, 200);
+  EXPECT_EQ(b.rows, 100);
+
+  TensorMapKey odd = a;
+  odd.ld = 301;  // rows of 602 bytes
+  EXPECT_THROW(encode_tensor_map(odd), InvalidArgumentError);
+  TensorMapKey shifted = a;
+  shifted.base = reinterpret_cast<const void*>(uintptr_t{0x10008});
+  EXPECT_THROW(encode_tensor_map(shifted), InvalidArgumentError);
+  TensorMapKey wide = a;
+  wide.box = {128, 64};  // 256 bytes along the row: wider than the swizzle
+  EXPECT_THROW(encode_tensor_map(wide), InvalidArgumentError);
+}
+
+TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90a");
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  struct Case {
+    std::string what;
+    KernelSpec spec;
+  };
+  std::vector<Case> cases;
+  std::set<std::string> keys;
+  const auto add = [&](const Config& config, const KernelProblem& problem) {
+    if (!tma().manifest.violations(config, &device, &problem).empty()) return;
+    KernelSpec spec = make_spec(tma(), config, problem, "sm_90a", &device);
+    if (keys.insert(spec.cubin_key(library)).second)
+      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec)});
+  };
+  const std::vector<Config>& seeds = tma().manifest.seeds();
+  for (const char* type : {"tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
+    for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+      const KernelProblem problem = typed_problem(1024, 1024, 1024, layout, type);
+      for (const Config& seed : seeds) add(seed, problem);
+    }
+  }
+  std::mt19937_64 rng(5);
+  for (const KernelProblem& problem :
+       {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
+    const Space space = Space::build(tma(), device, problem);
+    ASSERT_FALSE(space.empty()) << problem.to_string();
+    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem);
+  }
+  ASSERT_GE(cases.size(), 50u);
+
+  std::vector<CompileRequest> requests;
+  for (const Case& c : cases) requests.push_back(c.spec.request(library));
+  const std::vector<CompileResult> results = compile_all(requests);
+  ASSERT_EQ(results.size(), cases.size());
+  const std::string cuobjdump = test_support::find_cuobjdump();
+  const test_support::TempFolder folder;
+  size_t disassembled = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CompileResult& r = results[i];
+    const std::string& what = cases[i].what;
+    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+    EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
+    if (cuobjdump.empty()) continue;
+    const std::string sass = test_support::sass_of(cuobjdump, r.cubin, folder);
+    if (sass.find("Function") == std::string::npos) continue;
+    ++disassembled;
+    const KernelSpec& spec = cases[i].spec;
+    const bool tf32 = spec.problem.dtype == Dtype::kTf32;
+    const std::string operands = tf32 ? ".TF32" : spec.problem.dtype == Dtype::kBf16 ? ".BF16" : "";
+    const std::string hgmma =
+        fmt::format("HGMMA.64x{}x{}.F32{} ", spec.config.at("WN"), tf32 ? 8 : 16, operands);
+    // Four K steps per stage, in each copy of the main loop.
+    const size_t products = test_support::count(sass, hgmma);
+    EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
+    EXPECT_GT(test_support::count(sass, "UTMALDG.2D"), 0u) << what;
+    EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
+    const bool split = spec.config.at("WGM") * spec.config.at("WGN") > 1;
+    EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
+  }
+  if (!cuobjdump.empty()) EXPECT_EQ(disassembled, cases.size());
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc
