@@ -23,7 +23,7 @@
 #include "wgmma_major.cuh"
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) || \
-    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C)
+    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -44,11 +44,14 @@ constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
 constexpr int kStageBytes = kATileBytes + kBTileBytes;
 constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
-// The register file split: the producer keeps the minimum, the consumers share the rest (a multiple of 8).
+// The register split (setmaxnreg): the producer keeps the minimum and gives the rest of its share to the
+// consumers, who may take no more than the block was given at launch (kThreads times the registers ptxas
+// allots a thread, the most __launch_bounds__ allows when setmaxnreg is used).
 constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = (512 - kProducerRegs) / kConsumers / 8 * 8 > 240
-                                  ? 240
-                                  : (512 - kProducerRegs) / kConsumers / 8 * 8;
+constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+static_assert(!(kConsumers > 1) ||
+                  128 * kProducerRegs + 128 * kConsumers * CONSUMER_REGS <= kThreads * kLaunchRegs,
+              "the consumers' registers must come out of the block's own allocation");
 static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
 static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
@@ -220,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kConsumers > 1) gf::release_registers<kProducerRegs>();
     produce(args, maps, smem, full, empty);
   } else {
-    if constexpr (kConsumers > 1) gf::claim_registers<kConsumerRegs>();
+    if constexpr (kConsumers > 1) gf::claim_registers<CONSUMER_REGS>();
     consume(args, smem, full, empty);
   }
 }

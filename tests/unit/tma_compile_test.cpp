@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "core/dtype.hpp"
 #include "core/eligibility.hpp"
@@ -108,6 +109,36 @@ TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriv
   TensorMapKey wide = a;
   wide.box = {128, 64};  // 256 bytes along the row: wider than the swizzle
   EXPECT_THROW(encode_tensor_map(wide), InvalidArgumentError);
+}
+
+// setmaxnreg.inc blocks until the block's own pool holds the registers asked for: consumers asking for more
+// than the producer gave back would wait forever. For each number of consumer warpgroups, the registers the
+// consumers claim plus the producer's fit what the block was given at launch.
+TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90a");
+  const KernelProblem problem = typed_problem(1024, 1024, 1024, "nn", "bf16");
+  std::vector<KernelSpec> specs;
+  for (const auto& [wgm, wgn, wn] : std::vector<std::tuple<int, int, int>>{
+           {2, 1, 256}, {1, 2, 128}, {3, 1, 128}, {2, 2, 128}, {3, 2, 64}}) {
+    Config config = tma().manifest.seeds().front();
+    config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
+    ASSERT_TRUE(tma().manifest.violations(config, &device, &problem).empty()) << config.key();
+    specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+  }
+  std::vector<CompileRequest> requests;
+  for (const KernelSpec& spec : specs) requests.push_back(spec.request(TemplateLibrary::instance()));
+  const std::vector<CompileResult> results = compile_all(requests);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_TRUE(results[i].ok) << specs[i].config.key() << ": " << results[i].error << "\n" << results[i].log;
+    const int64_t consumers = specs[i].config.at("WGM") * specs[i].config.at("WGN");
+    const int64_t threads = 128 * (consumers + 1);
+    int64_t claimed = 0;
+    for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem))
+      if (name == "CONSUMER_REGS") claimed = value;
+    ASSERT_GT(claimed, 0) << specs[i].config.key();
+    EXPECT_LE(128 * 24 + 128 * consumers * claimed, threads * results[i].usage.registers)
+        << specs[i].config.key() << ": " << results[i].usage.registers << " registers at launch";
+  }
 }
 
 TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
