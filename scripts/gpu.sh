@@ -56,17 +56,18 @@ case "$mode" in
             --gtest_filter="*EdgeShapesForSanitizer*" > "$out/memcheck.log" 2>&1
           echo "memcheck on edge shapes: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean summaries)" >> "$summary"
           tail -5 "$out/memcheck.log"
-          # Shared-memory races of the Hopper template's stages (wgmma reads what threads and cp.async write).
+          # Shared-memory races of the Hopper templates' stages (wgmma reads what threads, cp.async and TMA
+          # write; mbarriers order the TMA template's stages).
           compute-sanitizer --tool racecheck --error-exitcode 9 gemmforge_gpu_tests \
             --gtest_filter="*HopperTest.EdgeShapesForSanitizer*" > "$out/racecheck.log" 2>&1
-          echo "racecheck on the Hopper template's edge shapes: exit $?" >> "$summary"
+          echo "racecheck on the Hopper templates' edge shapes: exit $?" >> "$summary"
           tail -5 "$out/racecheck.log"
           set -e
           ;;
         benches)
-          # The README's tables: held-out and training FP32 problems and the BF16 half suite, served from the
-          # built-in shipped results with an empty user database.
-          for job in "fp32-holdout f32" "fp32-suite f32" "fp32-train f32" "half-suite bf16"; do
+          # The README's tables: held-out and training FP32 problems, the BF16 half suite and the held-out
+          # 16-bit problems, served from the built-in shipped results with an empty user database.
+          for job in "fp32-holdout f32" "fp32-suite f32" "fp32-train f32" "half-suite bf16" "half-holdout bf16"; do
             set -- $job
             rm -f /tmp/gemmforge-empty.db*
             gemmforge bench --db /tmp/gemmforge-empty.db --shapes "$here/shapes/$1.txt" --dtype "$2" \

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/dtype.hpp"
+#include "core/eligibility.hpp"
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
@@ -31,7 +32,9 @@ std::vector<Case> spread(const std::string& arch) {
   std::vector<Case> cases;
   std::set<std::string> keys;
   auto add = [&](const KernelTemplate& t, const Config& config, const KernelProblem& problem) {
-    if (!t.manifest.violations(config, &device, &problem).empty()) return;
+    // Templates written for another architecture (gemm_wgmma, gemm_tma on sm_80) are not in its spread.
+    if (!can_serve(t, problem, device.cc()) || !t.manifest.violations(config, &device, &problem).empty())
+      return;
     KernelSpec spec = make_spec(t, config, problem, arch, &device);
     if (keys.insert(spec.cubin_key(library)).second) cases.push_back({arch, std::move(spec)});
   };

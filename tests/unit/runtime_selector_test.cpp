@@ -218,7 +218,8 @@ TEST_F(RuntimeSelector, ADeviceNoTemplateRunsOnIsAnArchMismatchUnlessCuBlasServe
 
 // The 16-bit templates: mma.sync (sm_80 and newer) and wgmma (sm_90a).
 bool tensor_core_template(const KernelTemplate& t) {
-  return t.manifest.name() == "hgemm_mma" || t.manifest.name() == "gemm_wgmma";
+  return t.manifest.name() == "hgemm_mma" || t.manifest.name() == "gemm_wgmma" ||
+         t.manifest.name() == "gemm_tma";
 }
 
 TEST_F(RuntimeSelector, SixteenBitProblemsOfEveryAlignmentAndShapeGetAValidTensorCoreConfig) {
