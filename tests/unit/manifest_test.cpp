@@ -254,5 +254,36 @@ TEST(ManifestParse, MalformedManifestsAreRefusedWithTheirOrigin) {
   EXPECT_THROW(Manifest::parse(no_parameters.dump(), "empty.json"), InvalidArgumentError);
 }
 
+TEST(ManifestParse, TensorMapBoxesComeInPairsOfTwoExpressionsAndReachTheGeometry) {
+  nlohmann::json boxed = simt_manifest_json();
+  boxed["launch"]["tma_box_a"] = {"BK", "BM"};
+  boxed["launch"]["tma_box_b"] = {"BK", "BN"};
+  boxed["launch"]["persistent"] = "1";
+  const Manifest m = Manifest::parse(boxed.dump(), "boxed.json");
+  const KernelProblem p = tuner::testing::problem(4096, 4096, 4096);
+  const Config seed = m.seeds().front();
+  const LaunchGeometry g = m.geometry(seed, p, kH100);
+  ASSERT_TRUE(g.uses_tensor_maps());
+  EXPECT_EQ(g.tma_box_a, (std::array<int64_t, 2>{seed.at("BK"), seed.at("BM")}));
+  EXPECT_EQ(g.tma_box_b, (std::array<int64_t, 2>{seed.at("BK"), seed.at("BN")}));
+  EXPECT_EQ(g.grid_x(), std::min<int64_t>(g.tiles, kH100.sm_count));  // persistent: one wave walks the tiles
+
+  nlohmann::json one_operand = simt_manifest_json();
+  one_operand["launch"]["tma_box_a"] = {"BK", "BM"};
+  std::string message = invalid_argument_message([&] { Manifest::parse(one_operand.dump(), "one.json"); });
+  EXPECT_NE(message.find("give both or neither"), std::string::npos) << message;
+
+  nlohmann::json three = simt_manifest_json();
+  three["launch"]["tma_box_a"] = {"BK", "BM", "1"};
+  three["launch"]["tma_box_b"] = {"BK", "BN"};
+  message = invalid_argument_message([&] { Manifest::parse(three.dump(), "three.json"); });
+  EXPECT_NE(message.find("two expressions"), std::string::npos) << message;
+  EXPECT_NE(message.find("three.json"), std::string::npos) << message;
+
+  // Without boxes a kernel takes no tensor maps.
+  EXPECT_FALSE(
+      Manifest::parse(simt_manifest_json().dump(), "plain.json").geometry(seed, p, kH100).uses_tensor_maps());
+}
+
 }  // namespace
 }  // namespace gemmforge

@@ -163,8 +163,10 @@ int run_compile(const CompileOptions& o) {
                             {"k_per_split", g.k_per_split},
                             {"tiles", g.tiles},
                             {"whole_tiles", g.whole_tiles},
-                            {"stream_blocks", g.stream_blocks}}},
+                            {"stream_blocks", g.stream_blocks},
+                            {"persistent_blocks", g.persistent_blocks}}},
                           {"cache_key", spec.cubin_key(library)}};
+    if (g.uses_tensor_maps()) out["launch"]["tma_boxes"] = {{"a", g.tma_box_a}, {"b", g.tma_box_b}};
     if (o.log) out["log"] = result.log;
     fmt::print("{}\n", out.dump(2));
     return 0;
@@ -182,7 +184,13 @@ int run_compile(const CompileOptions& o) {
     fmt::print("; {} whole tiles, then {} stream-K blocks share {} more", g.whole_tiles, g.stream_blocks,
                g.tiles - g.whole_tiles);
   }
+  if (g.persistent_blocks > 0 && g.tiles > g.grid_x()) fmt::print("; persistent, walking {} tiles", g.tiles);
   fmt::print("\n");
+  if (g.uses_tensor_maps()) {
+    // Boxes as the tensor maps state them: elements along the operand's contiguous dimension x rows.
+    fmt::print("  TMA boxes       A {} x {}, B {} x {} (elements along the contiguous dimension x rows)\n",
+               g.tma_box_a[0], g.tma_box_a[1], g.tma_box_b[0], g.tma_box_b[1]);
+  }
   fmt::print("  cache key       {}\n", spec.cubin_key(library));
   return 0;
 }
