@@ -31,6 +31,28 @@ void GemmHarness::reserve(cuda::DeviceBuffer& buffer, size_t bytes) {
   if (buffer.bytes() < bytes) buffer = cuda::DeviceBuffer(bytes);
 }
 
+std::vector<GemmCase> correctness_matrix(const std::vector<CaseShape>& shapes, int variants) {
+  std::vector<GemmCase> cases;
+  for (const CaseShape& s : shapes) {
+    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
+      for (Op op_a : {Op::kN, Op::kT}) {
+        for (Op op_b : {Op::kN, Op::kT}) {
+          for (int variant = 0; variant < variants; ++variant) {
+            GemmCase c;
+            c.order = order, c.op_a = op_a, c.op_b = op_b;
+            c.m = s.m, c.n = s.n, c.k = s.k;
+            c.beta = variant == 0 ? 0.0f : variant == 1 ? -0.75f : 0.5f;
+            c.alpha = variant == 0 ? 1.0f : variant == 1 ? 1.5f : -1.0f;
+            c.pad = variant == 0 ? 0 : variant == 1 ? 3 : 8;
+            cases.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
 GemmCall shape_call(const GemmCase& c) {
   GemmCall call;
   call.dtype = c.dtype;

@@ -4,6 +4,8 @@
 // C's logical extent was written.
 #pragma once
 
+#include <vector>
+
 #include <functional>
 #include <string>
 
@@ -29,6 +31,15 @@ struct GemmCase {
 
   std::string describe() const;
 };
+
+struct CaseShape {
+  int64_t m, n, k;
+};
+
+/// The correctness matrix over `shapes`: both storage orders, every op(A)/op(B), and the first `variants`
+/// (1 to 3) of: beta = 0 over NaN with tight leading dimensions; beta != 0 with odd ones (narrow or realigned
+/// loads, scalar stores); beta != 0 with padded aligned ones. Types as GemmCase's defaults (FP32).
+std::vector<GemmCase> correctness_matrix(const std::vector<CaseShape>& shapes, int variants);
 
 struct CaseResult {
   rtc::Comparison comparison;

@@ -22,10 +22,6 @@
 namespace gemmforge::testing {
 namespace {
 
-struct Shape {
-  int64_t m, n, k;
-};
-
 // The config with copies narrowed to the problem's alignment, or realigned for an operand whose rows are not
 // even 4-byte aligned (what the runtime's repair does).
 Config fit_copies(Config config, const KernelProblem& problem) {
@@ -138,29 +134,11 @@ class HalfTest : public GpuTest, public ::testing::WithParamInterface<std::strin
 };
 
 TEST_P(HalfTest, SeedsMatchCublasGemmExOverTheCorrectnessMatrix) {
-  const std::vector<Shape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
-                                     {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
-                                     {1000, 1000, 1000}, {128, 128, 16384}, {4103, 4105, 4104}};
+  const std::vector<CaseShape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
+                                         {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
+                                         {1000, 1000, 1000}, {128, 128, 16384}, {4103, 4105, 4104}};
   std::vector<GemmCase> cases;
-  for (const Shape& s : shapes) {
-    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
-      for (Op op_a : {Op::kN, Op::kT}) {
-        for (Op op_b : {Op::kN, Op::kT}) {
-          for (int variant = 0; variant < 3; ++variant) {
-            GemmCase c;
-            c.order = order, c.op_a = op_a, c.op_b = op_b;
-            c.m = s.m, c.n = s.n, c.k = s.k;
-            // beta = 0 over NaN with tight leading dimensions; beta != 0 with odd ones (realigned copies,
-            // scalar stores); beta != 0 with padded aligned ones.
-            c.beta = variant == 0 ? 0.0f : variant == 1 ? -0.75f : 0.5f;
-            c.alpha = variant == 0 ? 1.0f : variant == 1 ? 1.5f : -1.0f;
-            c.pad = variant == 0 ? 0 : variant == 1 ? 3 : 8;
-            cases.push_back(typed(c));
-          }
-        }
-      }
-    }
-  }
+  for (const GemmCase& c : correctness_matrix(shapes, 3)) cases.push_back(typed(c));
   int checked = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked);
   EXPECT_GE(checked, static_cast<int>(cases.size()) * 3) << "most cases must run most seeds";
@@ -181,7 +159,7 @@ TEST_P(HalfTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 
   std::vector<GemmCase> cases;
   int variant = 0;
-  for (const Shape& s : std::vector<Shape>{{17, 33, 65}, {127, 129, 255}, {128, 264, 520}}) {
+  for (const CaseShape& s : std::vector<CaseShape>{{17, 33, 65}, {127, 129, 255}, {128, 264, 520}}) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         for (float beta : {0.0f, 0.5f}) {
@@ -204,7 +182,7 @@ TEST_P(HalfTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 // leading dimensions.
 TEST_P(HalfTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (Shape s : std::vector<Shape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
+  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         for (int64_t pad : {0, 1}) {

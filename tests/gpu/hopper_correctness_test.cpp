@@ -24,10 +24,6 @@
 namespace gemmforge::testing {
 namespace {
 
-struct Shape {
-  int64_t m, n, k;
-};
-
 struct HopperCase {
   const char* template_name;
   const char* type_name;
@@ -145,29 +141,11 @@ class HopperTest : public GpuTest, public ::testing::WithParamInterface<HopperCa
 };
 
 TEST_P(HopperTest, SeedsMatchCublasOverTheCorrectnessMatrix) {
-  const std::vector<Shape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
-                                     {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
-                                     {1000, 1000, 1000}, {128, 128, 16384}, {1031, 1029, 1027}};
+  const std::vector<CaseShape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
+                                         {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
+                                         {1000, 1000, 1000}, {128, 128, 16384}, {1031, 1029, 1027}};
   std::vector<GemmCase> cases;
-  for (const Shape& s : shapes) {
-    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
-      for (Op op_a : {Op::kN, Op::kT}) {
-        for (Op op_b : {Op::kN, Op::kT}) {
-          for (int variant = 0; variant < 3; ++variant) {
-            GemmCase c;
-            c.order = order, c.op_a = op_a, c.op_b = op_b;
-            c.m = s.m, c.n = s.n, c.k = s.k;
-            // beta = 0 over NaN with tight leading dimensions; beta != 0 with odd ones (narrow loads, scalar
-            // stores); beta != 0 with padded aligned ones.
-            c.beta = variant == 0 ? 0.0f : variant == 1 ? -0.75f : 0.5f;
-            c.alpha = variant == 0 ? 1.0f : variant == 1 ? 1.5f : -1.0f;
-            c.pad = variant == 0 ? 0 : variant == 1 ? 3 : 8;
-            cases.push_back(typed(c));
-          }
-        }
-      }
-    }
-  }
+  for (const GemmCase& c : correctness_matrix(shapes, 3)) cases.push_back(typed(c));
   int checked = 0, served = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
   EXPECT_GE(served, static_cast<int>(cases.size()) / 4) << "the template must serve the type's layouts";
@@ -190,7 +168,7 @@ TEST_P(HopperTest, SampledConfigsMatchCublasOnEdgeShapes) {
   std::vector<GemmCase> cases;
   int variant = 0;
   int shape_index = 0;
-  for (const Shape& s : std::vector<Shape>{{17, 33, 65}, {127, 129, 255}, {128, 264, 520}}) {
+  for (const CaseShape& s : std::vector<CaseShape>{{17, 33, 65}, {127, 129, 255}, {128, 264, 520}}) {
     // Every op(A)/op(B) in each order, over the shapes: TF32 on gemm_tma runs only those whose canonical
     // operands are both K-contiguous.
     const Order order = shape_index++ % 2 == 0 ? Order::kRowMajor : Order::kColMajor;
@@ -217,7 +195,7 @@ TEST_P(HopperTest, SampledConfigsMatchCublasOnEdgeShapes) {
 // edge shapes with odd leading dimensions.
 TEST_P(HopperTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (Shape s : std::vector<Shape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
+  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         for (int64_t pad : {0, 1}) {

@@ -18,10 +18,6 @@ namespace {
 
 constexpr double kBound = 1e-5;
 
-struct Shape {
-  int64_t m, n, k;
-};
-
 // The seed narrowed to vector widths the problem's alignment allows (what the runtime's fallback does).
 Config fit_vectors(Config config, const KernelProblem& problem) {
   if (auto v = config.find("VEC_A")) config.set("VEC_A", std::min<int64_t>(*v, problem.align_a));
@@ -99,28 +95,10 @@ class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::s
 };
 
 TEST_P(TemplateTest, SeedConfigsMatchCublasOverTheCorrectnessMatrix) {
-  const std::vector<Shape> shapes = {{1, 1, 1},         {1, 4096, 4096},    {17, 33, 65},
-                                     {127, 129, 255},   {1000, 1000, 1000}, {4103, 4105, 4104},
-                                     {4096, 4096, 4096}};
-  std::vector<GemmCase> cases;
-  for (const Shape& s : shapes) {
-    for (Order order : {Order::kRowMajor, Order::kColMajor}) {
-      for (Op op_a : {Op::kN, Op::kT}) {
-        for (Op op_b : {Op::kN, Op::kT}) {
-          for (int variant = 0; variant < 2; ++variant) {
-            GemmCase c;
-            c.order = order, c.op_a = op_a, c.op_b = op_b;
-            c.m = s.m, c.n = s.n, c.k = s.k;
-            // beta = 0 over NaN with tight leading dimensions, then beta != 0 with padded ones.
-            c.beta = variant == 0 ? 0.0f : -0.75f;
-            c.alpha = variant == 0 ? 1.0f : 1.5f;
-            c.pad = variant == 0 ? 0 : 3;
-            cases.push_back(c);
-          }
-        }
-      }
-    }
-  }
+  const std::vector<CaseShape> shapes = {{1, 1, 1},         {1, 4096, 4096},    {17, 33, 65},
+                                         {127, 129, 255},   {1000, 1000, 1000}, {4103, 4105, 4104},
+                                         {4096, 4096, 4096}};
+  const std::vector<GemmCase> cases = correctness_matrix(shapes, 2);  // tight, then odd leading dimensions
   const std::vector<Config> seeds = seeds_and_variants();
   precompile(seeds, cases);
   std::vector<std::string> failures;
@@ -149,10 +127,10 @@ TEST_P(TemplateTest, SampledConfigsMatchCublasOnEdgeShapes) {
   std::vector<Config> sample;
   for (int i = 0; i < 64; ++i) sample.push_back(space.config(rng() % space.size()));
 
-  const std::vector<Shape> shapes = {{17, 33, 65}, {127, 129, 255}, {128, 260, 264}};
+  const std::vector<CaseShape> shapes = {{17, 33, 65}, {127, 129, 255}, {128, 260, 264}};
   std::vector<GemmCase> cases;
   int variant = 0;
-  for (const Shape& s : shapes) {
+  for (const CaseShape& s : shapes) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         for (float beta : {0.0f, 0.5f}) {
@@ -198,7 +176,7 @@ TEST_P(TemplateTest, EdgeShapesForSanitizer) {
   split.set("SPLIT_K", 2);
   configs.push_back(split);
   std::vector<GemmCase> cases;
-  for (Shape s : std::vector<Shape>{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}}) {
+  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {17, 33, 65}, {127, 129, 255}}) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         GemmCase c;

@@ -18,8 +18,7 @@
 #include "core/template_library.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
-#include "support/sass.hpp"
-#include "support/temp_folder.hpp"
+#include "support/compiled_sass.hpp"
 #include "support/typed_problem.hpp"
 
 namespace gemmforge::rtc {
@@ -90,8 +89,6 @@ std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
 }
 
 using test_support::count;
-using test_support::find_cuobjdump;
-using test_support::sass_of;
 
 TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) {
   KernelProblem p = typed_problem(64, 64, 64, "nn", "bf16");
@@ -132,46 +129,38 @@ TEST(HalfTemplate, SeedsAndASampleCompileForSm80Sm90AndSm90aWithoutSpillsOnHmmaA
   ASSERT_GE(cases.size(), 30u);
   std::vector<CompileRequest> requests;
   for (const Case& c : cases) requests.push_back(c.spec.request(TemplateLibrary::instance()));
-  const std::vector<CompileResult> results = compile_all(requests);
-  ASSERT_EQ(results.size(), cases.size());
-
-  const std::string cuobjdump = find_cuobjdump();
-  const test_support::TempFolder folder;
-  size_t disassembled = 0;
   size_t sampled_spills = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const CompileResult& r = results[i];
-    const std::string& what = cases[i].what;
-    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
-    EXPECT_LE(r.usage.registers, 255) << what;
-    // Seeds, fitted to their problems, never spill; a sampled config may (the tuner records it and moves on).
-    if (cases[i].sampled) {
-      sampled_spills += r.usage.spills() ? 1 : 0;
-    } else {
-      EXPECT_FALSE(r.usage.spills()) << what << "\n" << r.log;
-    }
-    if (cuobjdump.empty()) continue;
-    const std::string sass = sass_of(cuobjdump, r.cubin, folder);
-    if (sass.find("HMMA") == std::string::npos && sass.find("Function") == std::string::npos) continue;
-    ++disassembled;
-    const KernelSpec& spec = cases[i].spec;
-    const int64_t tiles =
-        (spec.config.at("WM") / 16) * (spec.config.at("WN") / 8) * (spec.config.at("BK") / 16);
-    // One mainloop: an HMMA per mma tile and k-step of a stage, each operand through ldmatrix.
-    EXPECT_EQ(count(sass, "HMMA.16816.F32"), static_cast<size_t>(tiles)) << what;
-    EXPECT_GT(count(sass, "LDSM.16.M"), 0u) << what;
-    const bool a_trans = spec.problem.a_trans, b_trans = spec.problem.b_trans;
-    EXPECT_EQ(count(sass, "LDSM.16.MT88") > 0, a_trans || !b_trans)
-        << what << ": .trans exactly for rows not along k";
-    if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
-  }
+  const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
+      requests, [&](size_t i, const CompileResult& r, const std::string& sass) {
+        const std::string& what = cases[i].what;
+        ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+        EXPECT_LE(r.usage.registers, 255) << what;
+        // Seeds, fitted to their problems, never spill; a sampled config may (the tuner records it and moves
+        // on).
+        if (cases[i].sampled) {
+          sampled_spills += r.usage.spills() ? 1 : 0;
+        } else {
+          EXPECT_FALSE(r.usage.spills()) << what << "\n" << r.log;
+        }
+        if (sass.empty()) return;
+        const KernelSpec& spec = cases[i].spec;
+        const int64_t tiles =
+            (spec.config.at("WM") / 16) * (spec.config.at("WN") / 8) * (spec.config.at("BK") / 16);
+        // One mainloop: an HMMA per mma tile and k-step of a stage, each operand through ldmatrix.
+        EXPECT_EQ(count(sass, "HMMA.16816.F32"), static_cast<size_t>(tiles)) << what;
+        EXPECT_GT(count(sass, "LDSM.16.M"), 0u) << what;
+        const bool a_trans = spec.problem.a_trans, b_trans = spec.problem.b_trans;
+        EXPECT_EQ(count(sass, "LDSM.16.MT88") > 0, a_trans || !b_trans)
+            << what << ": .trans exactly for rows not along k";
+        if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
+      });
   EXPECT_LE(sampled_spills * 4, cases.size())
       << "the register estimate keeps most sampled configs from spilling";
-  if (cuobjdump.empty()) {
+  if (!disassembly.cuobjdump) {
     GTEST_SKIP() << "compiled " << cases.size()
                  << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
   }
-  EXPECT_EQ(disassembled, cases.size()) << "cuobjdump read every cubin";
+  EXPECT_EQ(disassembly.cubins, cases.size()) << "cuobjdump read every cubin";
 }
 
 }  // namespace

@@ -17,8 +17,7 @@
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
-#include "support/sass.hpp"
-#include "support/temp_folder.hpp"
+#include "support/compiled_sass.hpp"
 #include "support/typed_problem.hpp"
 
 namespace gemmforge::rtc {
@@ -95,37 +94,25 @@ TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
 
   std::vector<CompileRequest> requests;
   for (const Case& c : cases) requests.push_back(c.spec.request(library));
-  const std::vector<CompileResult> results = compile_all(requests);
-  ASSERT_EQ(results.size(), cases.size());
-  const std::string cuobjdump = test_support::find_cuobjdump();
-  const test_support::TempFolder folder;
-  size_t disassembled = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const CompileResult& r = results[i];
-    const std::string& what = cases[i].what;
-    ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
-    EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
-    if (cuobjdump.empty()) continue;
-    const std::string sass = test_support::sass_of(cuobjdump, r.cubin, folder);
-    if (sass.find("Function") == std::string::npos) continue;
-    ++disassembled;
-    const KernelSpec& spec = cases[i].spec;
-    const bool split = spec.problem.dtype == Dtype::kF32;
-    // The SASS names the operand type after the accumulator's, but for FP16 (the default).
-    const bool tf32 = spec.problem.dtype == Dtype::kF32 || spec.problem.dtype == Dtype::kTf32;
-    const std::string operands = tf32 ? ".TF32" : spec.problem.dtype == Dtype::kBf16 ? ".BF16" : "";
-    const std::string hgmma =
-        fmt::format("HGMMA.64x{}x{}.F32{} ", spec.config.at("WN"), tf32 ? 8 : 16, operands);
-    // Four K steps per stage, each one product or three.
-    EXPECT_EQ(test_support::count(sass, hgmma), split ? 12u : 4u) << what << " (" << hgmma << ")";
-    // 16-bit rows along K, 16-byte aligned, go to shared memory by cp.async (LDGSTS); the rest through
-    // registers (STS).
-    const bool asynchronous = spec.problem.dtype != Dtype::kF32 && spec.problem.dtype != Dtype::kTf32 &&
-                              ((!spec.problem.a_trans && spec.config.at("VEC_A") == 8) ||
-                               (spec.problem.b_trans && spec.config.at("VEC_B") == 8));
-    EXPECT_EQ(test_support::count(sass, "LDGSTS") > 0, asynchronous) << what;
-  }
-  if (!cuobjdump.empty()) EXPECT_EQ(disassembled, cases.size());
+  const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
+      requests, [&](size_t i, const CompileResult& r, const std::string& sass) {
+        const std::string& what = cases[i].what;
+        ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
+        EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
+        if (sass.empty()) return;
+        const KernelSpec& spec = cases[i].spec;
+        const bool split = spec.problem.dtype == Dtype::kF32;
+        const std::string hgmma = test_support::hgmma_opcode(spec.problem.dtype, spec.config.at("WN"));
+        // Four K steps per stage, each one product or three.
+        EXPECT_EQ(test_support::count(sass, hgmma), split ? 12u : 4u) << what << " (" << hgmma << ")";
+        // 16-bit rows along K, 16-byte aligned, go to shared memory by cp.async (LDGSTS); the rest through
+        // registers (STS).
+        const bool asynchronous = spec.problem.dtype != Dtype::kF32 && spec.problem.dtype != Dtype::kTf32 &&
+                                  ((!spec.problem.a_trans && spec.config.at("VEC_A") == 8) ||
+                                   (spec.problem.b_trans && spec.config.at("VEC_B") == 8));
+        EXPECT_EQ(test_support::count(sass, "LDGSTS") > 0, asynchronous) << what;
+      });
+  if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, cases.size());
 }
 
 }  // namespace
