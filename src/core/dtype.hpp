@@ -2,10 +2,9 @@
 // by, how closely a kernel must match cuBLAS, and the peak rates the performance model assumes.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
-
-#include <string>
 
 #include "gemmforge/types.hpp"
 
