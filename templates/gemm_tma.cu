@@ -17,13 +17,19 @@
 // stream-K segments go through gemm_common.cuh's serial reduction in C, every thread of the block taking
 // part in its barriers.
 //
+// Clusters (CLUSTER = 2, without a K split): the two blocks of a cluster compute vertically adjacent tiles,
+// which read the same B. Each block's producer loads half of every B stage and multicasts it to both
+// blocks, so B crosses from L2 once per cluster; a stage is refilled only once the consumers of both
+// blocks have left it (they arrive on the `empty` barriers of both).
+//
 // Parameters come from gemm_tma.json.
 #include "epilogue.cuh"
 #include "tma.cuh"
 #include "wgmma_major.cuh"
 
-#if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) || \
-    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS)
+#if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||              \
+    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) || \
+    !defined(CLUSTER)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -56,29 +62,52 @@ static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
 static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
+static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
+static_assert(CLUSTER == 1 || (B_MN ? (kBN / 64) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
+              "B's boxes must share out evenly over the cluster");
 
 using Out = gf::SelectOutput<ELEM == 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
 using Storage = gf::OutputAccess<Out>::Storage;
 
-// Runs body(segment) over the block's work: split-K / stream-K segments, or else the output tiles
-// blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent).
-template <typename Body>
-__device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body) {
-  if (args.split_k > 1 || args.stream_blocks > 0) {
-    gf::for_each_segment<kBK>(args, body);
-    return;
-  }
-  for (int tile = static_cast<int>(blockIdx.x); tile < args.tiles; tile += static_cast<int>(gridDim.x)) {
-    body(gf::Segment{tile, 0, args.k});
-  }
+// A piece of the block's work: a K range of one output tile, and the tile's origin.
+struct Work {
+  gf::Segment segment;
+  int m0;
+  int n0;
+};
+
+__device__ __forceinline__ Work tile_work(const GemmArgs& args, const gf::Segment& segment) {
+  int tile_m, tile_n;
+  gf::tile_coordinates(segment.tile, (args.m + kBM - 1) / kBM, (args.n + kBN - 1) / kBN, args.raster_group,
+                       tile_m, tile_n);
+  return Work{segment, tile_m * kBM, tile_n * kBN};
 }
 
-__device__ __forceinline__ void tile_origin(const GemmArgs& args, int tile, int& m0, int& n0) {
-  int tile_m, tile_n;
-  gf::tile_coordinates(tile, (args.m + kBM - 1) / kBM, (args.n + kBN - 1) / kBN, args.raster_group, tile_m,
-                       tile_n);
-  m0 = tile_m * kBM;
-  n0 = tile_n * kBN;
+// Runs body(work) over the block's work: split-K / stream-K segments, or else the output tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent). A cluster walks
+// units of CLUSTER vertically adjacent tiles, its block of rank r taking tile row CLUSTER * unit row + r
+// (past the matrix when the tile rows do not divide evenly: that block still loads its share of B).
+template <typename Body>
+__device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body) {
+  if constexpr (CLUSTER > 1) {
+    const int rank = static_cast<int>(gf::cluster_rank());
+    const int unit_rows = ((args.m + kBM - 1) / kBM + CLUSTER - 1) / CLUSTER;
+    const int tiles_n = (args.n + kBN - 1) / kBN;
+    const int clusters = static_cast<int>(gridDim.x) / CLUSTER;
+    for (int unit = static_cast<int>(blockIdx.x) / CLUSTER; unit < unit_rows * tiles_n; unit += clusters) {
+      int unit_m, tile_n;
+      gf::tile_coordinates(unit, unit_rows, tiles_n, args.raster_group, unit_m, tile_n);
+      body(Work{gf::Segment{unit, 0, args.k}, (unit_m * CLUSTER + rank) * kBM, tile_n * kBN});
+    }
+  } else {
+    if (args.split_k > 1 || args.stream_blocks > 0) {
+      gf::for_each_segment<kBK>(args, [&](const gf::Segment& segment) { body(tile_work(args, segment)); });
+      return;
+    }
+    for (int tile = static_cast<int>(blockIdx.x); tile < args.tiles; tile += static_cast<int>(gridDim.x)) {
+      body(tile_work(args, gf::Segment{tile, 0, args.k}));
+    }
+  }
 }
 
 __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
@@ -86,7 +115,9 @@ __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
 }
 
 // One stage's boxes: A's rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then
-// B's (K-major: a box of WN rows per consumer column; N-major: a box per 64 columns of N).
+// B's (K-major: a box of WN rows per consumer column; N-major: a box per 64 columns of N). In a cluster,
+// the block of rank r loads the r-th of every CLUSTER pieces of B (K-major: rows of each column box;
+// N-major: boxes) into every block of the cluster.
 __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                            unsigned long long* full) {
   gf::mbarrier_arrive_expect(full, kStageBytes);
@@ -98,7 +129,22 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
     gf::tma_load(stage, &maps.a, k0, m0, full);
   }
   char* b = stage + kATileBytes;
-  if constexpr (B_MN) {
+  if constexpr (CLUSTER > 1) {
+    constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
+    const int rank = static_cast<int>(gf::cluster_rank());
+    if constexpr (B_MN) {
+#pragma unroll
+      for (int box = rank; box < kBN / 64; box += CLUSTER)
+        gf::tma_load_multicast(b + box * kBoxBytes, &maps.b, n0 + 64 * box, k0, full, kEveryBlock);
+    } else {
+      constexpr int kRows = WN / CLUSTER;
+#pragma unroll
+      for (int column = 0; column < WGN; ++column) {
+        const int row = column * WN + rank * kRows;
+        gf::tma_load_multicast(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
+      }
+    }
+  } else if constexpr (B_MN) {
 #pragma unroll
     for (int box = 0; box < kBN / 64; ++box)
       gf::tma_load(b + box * kBoxBytes, &maps.b, n0 + 64 * box, k0, full);
@@ -109,19 +155,30 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
   }
 }
 
+// A consumer warp is done with a stage: its arrival on the stage's `empty` barrier, in every block of the
+// cluster whose producer wrote into it.
+__device__ __forceinline__ void leave_stage(unsigned long long* empty) {
+  if constexpr (CLUSTER > 1) {
+#pragma unroll
+    for (unsigned rank = 0; rank < CLUSTER; ++rank) gf::mbarrier_arrive_cluster(empty, rank);
+  } else {
+    gf::mbarrier_arrive(empty);
+  }
+}
+
 // The producer: thread 0 keeps the stages filled; the whole warpgroup takes part in the block's barriers.
 __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& maps, char* smem,
                                         unsigned long long* full, unsigned long long* empty) {
   int use = 0;  // stages filled so far, across segments
-  for_each_work(args, [&](const gf::Segment& segment) {
+  for_each_work(args, [&](const Work& work) {
+    const gf::Segment& segment = work.segment;
     if (threadIdx.x == 0) {
-      int m0, n0;
-      tile_origin(args, segment.tile, m0, n0);
       const int stages = stage_count(segment);
       for (int kt = 0; kt < stages; ++kt, ++use) {
         const int stage = use % STAGES;
         gf::mbarrier_wait(empty + stage, ((use / STAGES) & 1) ^ 1);
-        load_stage(maps, smem + stage * kStageBytes, m0, n0, segment.k_begin + kt * kBK, full + stage);
+        load_stage(maps, smem + stage * kStageBytes, work.m0, work.n0, segment.k_begin + kt * kBK,
+                   full + stage);
       }
     }
     gf::segment_acquire(args, segment);
@@ -160,9 +217,10 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
   int use = 0;  // stages consumed so far, across segments
-  for_each_work(args, [&](const gf::Segment& segment) {
-    int m0, n0;
-    tile_origin(args, segment.tile, m0, n0);
+  for_each_work(args, [&](const Work& work) {
+    const gf::Segment& segment = work.segment;
+    const int m0 = work.m0;
+    const int n0 = work.n0;
     const int stages = stage_count(segment);
     for (int kt = 0; kt < stages; ++kt, ++use) {
       const int stage = use % STAGES;
@@ -170,11 +228,11 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
       issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc);
       // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
       gf::wgmma_wait<1>();
-      if (kt > 0 && lane == 0) gf::mbarrier_arrive(empty + (use - 1) % STAGES);
+      if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
     }
     gf::wgmma_wait<0>();
     gf::fence_accumulators(acc);
-    if (stages > 0 && lane == 0) gf::mbarrier_arrive(empty + (use - 1) % STAGES);
+    if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
     if (stages == 0) {
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
@@ -213,12 +271,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     gf::prefetch_tensor_map(&maps.a);
     gf::prefetch_tensor_map(&maps.b);
     for (int s = 0; s < STAGES; ++s) {
-      gf::mbarrier_init(full + s, 1);                // the producer's arrival, plus the bytes
-      gf::mbarrier_init(empty + s, 4 * kConsumers);  // every consumer warp
+      gf::mbarrier_init(full + s, 1);                          // the producer's arrival, plus the bytes
+      gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // every consumer warp of the cluster
     }
     gf::mbarrier_init_fence();
   }
-  __syncthreads();
+  // The barriers must be initialized before any block of the cluster arrives on them or copies into them.
+  if constexpr (CLUSTER > 1) {
+    gf::cluster_sync();
+  } else {
+    __syncthreads();
+  }
   if (threadIdx.x < 128) {
     if constexpr (kConsumers > 1) gf::release_registers<kProducerRegs>();
     produce(args, maps, smem, full, empty);
@@ -226,4 +289,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kConsumers > 1) gf::claim_registers<CONSUMER_REGS>();
     consume(args, smem, full, empty);
   }
+  // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.
+  if constexpr (CLUSTER > 1) gf::cluster_sync();
 }

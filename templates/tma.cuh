@@ -1,6 +1,6 @@
 // Hopper's asynchronous copy machinery for warp-specialized templates (sm_90a, NVRTC only): transaction
-// mbarriers, 2-D TMA loads into shared memory, and the register reallocation between producer and
-// consumer warpgroups.
+// mbarriers, 2-D TMA loads into shared memory (multicast to the blocks of a cluster), cluster barriers,
+// and the register reallocation between producer and consumer warpgroups.
 //
 // A pipeline stage has two barriers. `full` completes when the producer has armed it with the stage's byte
 // count and the TMA engine has delivered that many bytes; `empty` completes when every consumer warp has
@@ -65,6 +65,38 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int in
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
       "[%4];\n" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier))
+      : "memory");
+}
+
+// Thread block clusters. The block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every block of the cluster meets here; shared-memory writes and barrier inits made before
+// are visible to the cluster after.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset as `barrier` in block `rank` of the cluster.
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* barrier, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(barrier)), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// tma_load into the same shared-memory offset of every block in `mask` (bit r: rank r) of the cluster, each
+// block's barrier at `barrier`'s offset completing the bytes it received.
+__device__ __forceinline__ void tma_load_multicast(void* dst, const TensorMap* map, int inner, int outer,
+                                                   unsigned long long* barrier, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
+      "h"(mask)
       : "memory");
 }
 

@@ -212,6 +212,8 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     }
     m.launch_.parallel_split = launch_expr("parallel_split", reduction == "parallel" ? "1" : "0");
     m.launch_.persistent = launch_expr("persistent", "0");
+    m.launch_.cluster = launch_expr("cluster", "1");
+    m.launch_.cluster_units = launch_expr("cluster_units", "0");
     // Tensor map boxes come in pairs, both operands or neither.
     auto box = [&](const char* key) {
       const json& pair = launch.at(key);
@@ -464,6 +466,13 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   }
   if (g.split_k == 1 && g.stream_blocks == 0 && launch_.persistent.evaluate(symbols.data()) != 0) {
     g.persistent_blocks = wave;
+  }
+  g.cluster = std::max<int64_t>(1, launch_.cluster.evaluate(symbols.data()));
+  if (g.cluster > 1) {
+    if (g.split_k > 1 || g.stream_blocks > 0) {
+      throw InvalidArgumentError(fmt::format("{}: a config launched in clusters must not split K", origin_));
+    }
+    g.cluster_units = launch_.cluster_units.evaluate(symbols.data());
   }
   if (launch_.tma_box_a) {
     for (int i = 0; i < 2; ++i) {

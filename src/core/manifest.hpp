@@ -66,6 +66,10 @@ struct LaunchGeometry {
   int64_t semaphores = 0;         ///< ints that must be zero when the kernel starts (it leaves them zero)
   int64_t workspace_bytes = 0;    ///< scratch for partial tiles of a parallel split-K reduction
   int64_t persistent_blocks = 0;  ///< nonzero: at most this many blocks walk the tiles in turn
+  /// Thread block clusters: blocks per cluster along x, and the work units the clusters share out (each a
+  /// cluster's worth of tiles); 1: no clusters.
+  int64_t cluster = 1;
+  int64_t cluster_units = 0;
   /// Boxes (elements along the operand's contiguous dimension, then along its rows) of kernels that read
   /// A and B through tensor maps (TMA); {0, 0}: the kernel takes none.
   std::array<int64_t, 2> tma_box_a{0, 0};
@@ -75,6 +79,11 @@ struct LaunchGeometry {
   /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
   int64_t grid_x() const {
     if (stream_blocks > 0) return whole_tiles + stream_blocks;
+    if (cluster > 1) {
+      const int64_t clusters =
+          persistent_blocks > 0 ? std::min(cluster_units, persistent_blocks / cluster) : cluster_units;
+      return cluster * clusters;
+    }
     return persistent_blocks > 0 ? std::min(tiles, persistent_blocks) : tiles;
   }
   /// Blocks of the launch.
@@ -175,6 +184,7 @@ class Manifest {
     // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
     BoundExpression parallel_split;
     BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split
+    BoundExpression cluster, cluster_units;  // blocks per cluster (1: none) and the units clusters share
     std::optional<std::array<BoundExpression, 2>> tma_box_a,
         tma_box_b;  // tensor map boxes, when the kernel takes them
   } launch_;

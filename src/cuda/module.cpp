@@ -57,4 +57,21 @@ void Kernel::launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t str
   GEMMFORGE_CUDA_CHECK(cudaLaunchKernel(function(), grid, block, args, dynamic_smem, stream));
 }
 
+void Kernel::launch_clusters(dim3 grid, dim3 block, unsigned cluster, size_t dynamic_smem,
+                             cudaStream_t stream, void** args) const {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = dynamic_smem;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  GEMMFORGE_CUDA_CHECK(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(function()), args));
+}
+
 }  // namespace gemmforge::cuda

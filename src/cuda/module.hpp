@@ -35,6 +35,9 @@ class Kernel {
   int max_active_blocks(int threads, size_t dynamic_smem) const;
   /// Launches with `args` as the kernel's parameter list; throws CudaError if the launch is refused.
   void launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, void** args) const;
+  /// The same in thread block clusters of `cluster` blocks along x (grid.x a multiple of it).
+  void launch_clusters(dim3 grid, dim3 block, unsigned cluster, size_t dynamic_smem, cudaStream_t stream,
+                       void** args) const;
 
  private:
   cudaKernel_t handle_ = nullptr;

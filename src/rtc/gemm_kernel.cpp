@@ -79,7 +79,12 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   void* params[] = {&args, &maps};
   const dim3 grid(static_cast<unsigned>(geometry.grid_x()), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));
-  kernel_.launch(grid, block, static_cast<size_t>(geometry.smem_bytes), stream, params);
+  if (geometry.cluster > 1) {
+    kernel_.launch_clusters(grid, block, static_cast<unsigned>(geometry.cluster),
+                            static_cast<size_t>(geometry.smem_bytes), stream, params);
+  } else {
+    kernel_.launch(grid, block, static_cast<size_t>(geometry.smem_bytes), stream, params);
+  }
 }
 
 }  // namespace gemmforge::rtc

@@ -1,8 +1,8 @@
 // The TMA template without a GPU: which problems it serves (16-bit types and K-major TF32, 16-byte aligned
-// rows, sm_90 only), its launch geometry (persistent blocks, tensor map boxes), the tensor map keys and the
-// checks made before the driver is asked, and NVRTC compiles of every seed for each type and layout on
-// unserialized HGMMA fed by UTMALDG, with the register split between producer and consumers (SASS where
-// cuobjdump is installed).
+// rows, sm_90 only), its launch geometry (persistent blocks, clusters, tensor map boxes), the tensor map
+// keys and the checks made before the driver is asked, and NVRTC compiles of every seed for each type and
+// layout on unserialized HGMMA fed by UTMALDG (multicast in clusters), with the register split between
+// producer and consumers (SASS where cuobjdump is installed).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -78,6 +78,18 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
       tma().manifest.geometry(split, typed_problem(256, 256, 4096, "nn", "bf16>f32"), device);
   EXPECT_EQ(s.persistent_blocks, 0);
   EXPECT_EQ(s.grid_x(), s.tiles);
+  // Clusters of two blocks share out pairs of vertically adjacent tiles, a cluster per two SMs at most, and
+  // each block loads half of every K-major B box.
+  Config clustered = seed;
+  clustered.set("CLUSTER", 2);
+  const LaunchGeometry c =
+      tma().manifest.geometry(clustered, typed_problem(4096, 4096, 4096, "nt", "bf16"), device);
+  EXPECT_EQ(c.cluster, 2);
+  EXPECT_EQ(c.cluster_units, 16 * 16);
+  EXPECT_EQ(c.grid_x(), device.sm_count / 2 * 2);
+  EXPECT_EQ(c.tma_box_b, (std::array<int64_t, 2>{64, 128}));
+  clustered.set("PERSISTENT", 0);
+  EXPECT_EQ(tma().manifest.geometry(clustered, nn, device).grid_x(), 2 * 16 * 16);
   // Templates without TMA take no maps.
   const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
@@ -188,6 +200,10 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
         const bool split = spec.config.at("WGM") * spec.config.at("WGN") > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
+        // Clusters multicast B and meet at cluster barriers.
+        const bool clustered = spec.config.at("CLUSTER") > 1;
+        EXPECT_EQ(test_support::count(sass, "UTMALDG.2D.MULTICAST") > 0, clustered) << what;
+        EXPECT_EQ(test_support::count(sass, "UCGABAR_WAIT") > 0, clustered) << what;
       });
   if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, cases.size());
 }
