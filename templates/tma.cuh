@@ -81,11 +81,14 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
-// Arrives on the barrier at the same shared-memory offset as `barrier` in block `rank` of the cluster.
+// Arrives on the barrier at the same shared-memory offset as `barrier` in block `rank` of the cluster. The
+// arrival orders only the block's own accesses (release at CTA scope): it tells a producer that wgmma has
+// finished reading a stage, and a cluster-scope release would put a GPU-wide memory fence before every
+// arrival.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* barrier, unsigned rank) {
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(barrier)), "r"(rank));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
 // tma_load into the same shared-memory offset of every block in `mask` (bit r: rank r) of the cluster, each

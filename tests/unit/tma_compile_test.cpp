@@ -204,6 +204,9 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const bool clustered = spec.config.at("CLUSTER") > 1;
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D.MULTICAST") > 0, clustered) << what;
         EXPECT_EQ(test_support::count(sass, "UCGABAR_WAIT") > 0, clustered) << what;
+        // A stage's release to the other block is not a GPU-wide fence: those come only with the cluster
+        // barriers at the start and the end.
+        if (clustered) EXPECT_EQ(test_support::count(sass, "MEMBAR.ALL.GPU"), 2u) << what;
       });
   if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, cases.size());
 }
