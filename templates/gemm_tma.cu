@@ -22,6 +22,11 @@
 // blocks, so B crosses from L2 once per cluster; a stage is refilled only once the consumers of both
 // blocks have left it (they arrive on the `empty` barriers of both).
 //
+// Ping-pong (PINGPONG = 1, without a K split): two teams of WGM x WGN consumer warpgroups take the block's
+// tiles in turn, team 0 the first, third, ... and team 1 the second, fourth, ... . The producer fills the
+// stages in tile order, so one team's main loop runs while the other stores its last tile: the epilogue
+// leaves the tensor cores busy. A stage is left by the one team that read it.
+//
 // Parameters come from gemm_tma.json.
 #include "epilogue.cuh"
 #include "tma.cuh"
@@ -29,7 +34,7 @@
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||              \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) || \
-    !defined(CLUSTER)
+    !defined(CLUSTER) || !defined(PINGPONG)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -42,8 +47,10 @@ constexpr int kKSteps = 4;         // wgmma K steps per stage (32 bytes of K eac
 constexpr int kOperands = ELEM == 1 ? gf::kWgmmaTf32 : (ELEM == 2 ? gf::kWgmmaF16 : gf::kWgmmaBf16);
 constexpr int kBM = 64 * WGM;
 constexpr int kBN = WN * WGN;
-constexpr int kConsumers = WGM * WGN;
-constexpr int kThreads = 128 * (kConsumers + 1);
+constexpr int kConsumers = WGM * WGN;  // consumer warpgroups of a team, which computes one tile
+constexpr int kTeams = PINGPONG ? 2 : 1;
+constexpr int kConsumerGroups = kConsumers * kTeams;
+constexpr int kThreads = 128 * (kConsumerGroups + 1);
 constexpr int kTilesN = WN / 8;       // m16n8 accumulator tiles of a warp, along N
 constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by kBK rows of K
 constexpr int kATileBytes = kBM * 128;
@@ -55,14 +62,15 @@ constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  /
 // allots a thread, the most __launch_bounds__ allows when setmaxnreg is used).
 constexpr int kProducerRegs = 24;
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-static_assert(!(kConsumers > 1) ||
-                  128 * kProducerRegs + 128 * kConsumers * CONSUMER_REGS <= kThreads * kLaunchRegs,
+static_assert(!(kConsumerGroups > 1) ||
+                  128 * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <= kThreads * kLaunchRegs,
               "the consumers' registers must come out of the block's own allocation");
 static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
 static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
+static_assert(PINGPONG == 0 || PINGPONG == 1, "one team of consumers, or two taking turns");
 static_assert(CLUSTER == 1 || (B_MN ? (kBN / 64) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
               "B's boxes must share out evenly over the cluster");
 
@@ -211,17 +219,23 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
                                         unsigned long long* empty) {
   Storage* C = static_cast<Storage*>(args.c);
   const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;
-  const int wg_m = consumer % WGM;
-  const int wg_n = consumer / WGM;
+  const int team = consumer / kConsumers;
+  const int wg_m = consumer % kConsumers % WGM;
+  const int wg_n = consumer % kConsumers / WGM;
   const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
-  int use = 0;  // stages consumed so far, across segments
+  int use = 0;    // stages consumed so far (by either team), across segments
+  int works = 0;  // pieces of work walked so far
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
     const int m0 = work.m0;
     const int n0 = work.n0;
     const int stages = stage_count(segment);
+    if (works++ % kTeams != team) {  // the other team's tile: its stages are not ours to read
+      use += stages;
+      return;
+    }
     for (int kt = 0; kt < stages; ++kt, ++use) {
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
@@ -272,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     gf::prefetch_tensor_map(&maps.b);
     for (int s = 0; s < STAGES; ++s) {
       gf::mbarrier_init(full + s, 1);                          // the producer's arrival, plus the bytes
-      gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // every consumer warp of the cluster
+      gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // the reading team's warps, cluster-wide
     }
     gf::mbarrier_init_fence();
   }
@@ -283,10 +297,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
   }
   if (threadIdx.x < 128) {
-    if constexpr (kConsumers > 1) gf::release_registers<kProducerRegs>();
+    if constexpr (kConsumerGroups > 1) gf::release_registers<kProducerRegs>();
     produce(args, maps, smem, full, empty);
   } else {
-    if constexpr (kConsumers > 1) gf::claim_registers<CONSUMER_REGS>();
+    if constexpr (kConsumerGroups > 1) gf::claim_registers<CONSUMER_REGS>();
     consume(args, smem, full, empty);
   }
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.

@@ -90,6 +90,27 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   EXPECT_EQ(c.tma_box_b, (std::array<int64_t, 2>{64, 128}));
   clustered.set("PERSISTENT", 0);
   EXPECT_EQ(tma().manifest.geometry(clustered, nn, device).grid_x(), 2 * 16 * 16);
+  // Ping-pong: two teams of one consumer warpgroup, each taking whole 64 x 256 tiles in turn.
+  Config pingpong = seed;
+  pingpong.set("WGM", 1), pingpong.set("STAGES", 5), pingpong.set("PINGPONG", 1);
+  EXPECT_TRUE(tma().manifest.violations(pingpong, &device, &nn).empty());
+  const LaunchGeometry p = tma().manifest.geometry(pingpong, nn, device);
+  EXPECT_EQ(p.threads, 3 * 128);
+  EXPECT_EQ(p.tiles, 64 * 16);
+  EXPECT_EQ(p.grid_x(), device.sm_count);
+  EXPECT_EQ(p.tma_box_a, (std::array<int64_t, 2>{64, 64}));
+  // The teams take whole tiles, so K is not split; a block of one tile would leave a team idle.
+  Config split_pingpong = pingpong;
+  split_pingpong.set("PERSISTENT", 0), split_pingpong.set("SPLIT_K", 2);
+  const KernelProblem deep = typed_problem(256, 256, 4096, "nn", "bf16>f32");
+  std::string broken;
+  for (const Violation& v : tma().manifest.violations(split_pingpong, &device, &deep)) broken += v.describe();
+  EXPECT_NE(broken.find("ping-pong teams take whole tiles"), std::string::npos) << broken;
+  const Space space = Space::build(tma(), device, nn);
+  for (size_t i = 0; i < space.size(); ++i) {
+    const Config config = space.config(i);
+    if (config.at("PINGPONG") == 1) ASSERT_EQ(config.at("PERSISTENT"), 1) << config.key();
+  }
   // Templates without TMA take no maps.
   const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
@@ -129,10 +150,12 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   const KernelProblem problem = typed_problem(1024, 1024, 1024, "nn", "bf16");
   std::vector<KernelSpec> specs;
-  for (const auto& [wgm, wgn, wn] : std::vector<std::tuple<int, int, int>>{
-           {2, 1, 256}, {1, 2, 128}, {3, 1, 128}, {2, 2, 128}, {3, 2, 64}}) {
+  for (const auto& [wgm, wgn, wn, pingpong] : std::vector<std::tuple<int, int, int, int>>{
+           {2, 1, 256, 0}, {1, 2, 128, 0}, {3, 1, 128, 0}, {2, 2, 128, 0}, {3, 2, 64, 0}, {1, 1, 256, 1},
+           {2, 1, 128, 1}, {1, 2, 64, 1}}) {
     Config config = tma().manifest.seeds().front();
     config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
+    config.set("PINGPONG", pingpong);
     ASSERT_TRUE(tma().manifest.violations(config, &device, &problem).empty()) << config.key();
     specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
   }
@@ -141,7 +164,8 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   const std::vector<CompileResult> results = compile_all(requests);
   for (size_t i = 0; i < specs.size(); ++i) {
     ASSERT_TRUE(results[i].ok) << specs[i].config.key() << ": " << results[i].error << "\n" << results[i].log;
-    const int64_t consumers = specs[i].config.at("WGM") * specs[i].config.at("WGN");
+    const int64_t consumers =
+        specs[i].config.at("WGM") * specs[i].config.at("WGN") * (1 + specs[i].config.at("PINGPONG"));
     const int64_t threads = 128 * (consumers + 1);
     int64_t claimed = 0;
     for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem))
@@ -198,7 +222,7 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
         EXPECT_GT(test_support::count(sass, "UTMALDG.2D"), 0u) << what;
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
-        const bool split = spec.config.at("WGM") * spec.config.at("WGN") > 1;
+        const bool split = spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
         // Clusters multicast B and meet at cluster barriers.
         const bool clustered = spec.config.at("CLUSTER") > 1;
