@@ -57,10 +57,11 @@ constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
 constexpr int kStageBytes = kATileBytes + kBTileBytes;
 constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
-// The register split (setmaxnreg): the producer keeps the minimum and gives the rest of its share to the
-// consumers, who may take no more than the block was given at launch (kThreads times the registers ptxas
-// allots a thread, the most __launch_bounds__ allows when setmaxnreg is used).
-constexpr int kProducerRegs = 24;
+// The register split (setmaxnreg): the producer keeps 32 and gives the rest of its share to the consumers,
+// who may take no more than the block was given at launch (kThreads times the registers ptxas allots a
+// thread, the most __launch_bounds__ allows when setmaxnreg is used). With 24, the producer's tile walk and
+// box coordinates spilled to local memory for K-major B.
+constexpr int kProducerRegs = 32;
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 static_assert(!(kConsumerGroups > 1) ||
                   128 * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <= kThreads * kLaunchRegs,

@@ -150,9 +150,14 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   const KernelProblem problem = typed_problem(1024, 1024, 1024, "nn", "bf16");
   std::vector<KernelSpec> specs;
-  for (const auto& [wgm, wgn, wn, pingpong] : std::vector<std::tuple<int, int, int, int>>{
-           {2, 1, 256, 0}, {1, 2, 128, 0}, {3, 1, 128, 0}, {2, 2, 128, 0}, {3, 2, 64, 0}, {1, 1, 256, 1},
-           {2, 1, 128, 1}, {1, 2, 64, 1}}) {
+  for (const auto& [wgm, wgn, wn, pingpong] : std::vector<std::tuple<int, int, int, int>>{{2, 1, 256, 0},
+                                                                                          {1, 2, 128, 0},
+                                                                                          {3, 1, 128, 0},
+                                                                                          {2, 2, 128, 0},
+                                                                                          {1, 1, 256, 1},
+                                                                                          {3, 1, 64, 0},
+                                                                                          {2, 1, 128, 1},
+                                                                                          {1, 2, 64, 1}}) {
     Config config = tma().manifest.seeds().front();
     config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
     config.set("PINGPONG", pingpong);
@@ -171,7 +176,7 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
     for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem))
       if (name == "CONSUMER_REGS") claimed = value;
     ASSERT_GT(claimed, 0) << specs[i].config.key();
-    EXPECT_LE(128 * 24 + 128 * consumers * claimed, threads * results[i].usage.registers)
+    EXPECT_LE(128 * 32 + 128 * consumers * claimed, threads * results[i].usage.registers)
         << specs[i].config.key() << ": " << results[i].usage.registers << " registers at launch";
   }
 }
@@ -182,20 +187,21 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
   struct Case {
     std::string what;
     KernelSpec spec;
+    bool seed;
   };
   std::vector<Case> cases;
   std::set<std::string> keys;
-  const auto add = [&](const Config& config, const KernelProblem& problem) {
+  const auto add = [&](const Config& config, const KernelProblem& problem, bool seed) {
     if (!tma().manifest.violations(config, &device, &problem).empty()) return;
     KernelSpec spec = make_spec(tma(), config, problem, "sm_90a", &device);
     if (keys.insert(spec.cubin_key(library)).second)
-      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec)});
+      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec), seed});
   };
   const std::vector<Config>& seeds = tma().manifest.seeds();
   for (const char* type : {"tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       const KernelProblem problem = typed_problem(1024, 1024, 1024, layout, type);
-      for (const Config& seed : seeds) add(seed, problem);
+      for (const Config& seed : seeds) add(seed, problem, true);
     }
   }
   std::mt19937_64 rng(5);
@@ -203,7 +209,7 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
        {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
     const Space space = Space::build(tma(), device, problem);
     ASSERT_FALSE(space.empty()) << problem.to_string();
-    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem);
+    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, false);
   }
   ASSERT_GE(cases.size(), 50u);
 
@@ -214,6 +220,9 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const std::string& what = cases[i].what;
         ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
         EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
+        // The tuner skips configs that spill, so a seed must not (nor the producer on its few registers).
+        if (cases[i].seed)
+          EXPECT_FALSE(r.usage.spills()) << what << ": " << r.usage.spill_store_bytes << " bytes";
         if (sass.empty()) return;
         const KernelSpec& spec = cases[i].spec;
         const std::string hgmma = test_support::hgmma_opcode(spec.problem.dtype, spec.config.at("WN"));
@@ -222,7 +231,8 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
         EXPECT_GT(test_support::count(sass, "UTMALDG.2D"), 0u) << what;
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
-        const bool split = spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
+        const bool split =
+            spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
         // Clusters multicast B and meet at cluster barriers.
         const bool clustered = spec.config.at("CLUSTER") > 1;
