@@ -25,7 +25,9 @@
 // Ping-pong (PINGPONG = 1, without a K split): two teams of WGM x WGN consumer warpgroups take the block's
 // tiles in turn, team 0 the first, third, ... and team 1 the second, fourth, ... . The producer fills the
 // stages in tile order, so one team's main loop runs while the other stores its last tile: the epilogue
-// leaves the tensor cores busy. A stage is left by the one team that read it.
+// leaves the tensor cores busy. A stage is left by the one team that read it. A team starts waiting on its
+// tile's stages only once the other team has waited on all of the previous tile's (a named barrier per
+// team): a stage barrier's parity tells its last phase from the one before, not from phases further back.
 //
 // Parameters come from gemm_tma.json.
 #include "epilogue.cuh"
@@ -117,6 +119,25 @@ __device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body)
       body(tile_work(args, gf::Segment{tile, 0, args.k}));
     }
   }
+}
+
+// The pieces of work for_each_work gives this block, for whole tiles (no K split).
+__device__ __forceinline__ int block_works(const GemmArgs& args) {
+  int first = static_cast<int>(blockIdx.x), stride = static_cast<int>(gridDim.x), total = args.tiles;
+  if constexpr (CLUSTER > 1) {
+    first /= CLUSTER, stride /= CLUSTER;
+    total = (((args.m + kBM - 1) / kBM + CLUSTER - 1) / CLUSTER) * ((args.n + kBN - 1) / kBN);
+  }
+  return first < total ? (total - 1 - first) / stride + 1 : 0;
+}
+
+// Ping-pong turns: team t waits at named barrier 1 + t until the other team has passed its stage waits.
+constexpr int kTeamThreads = 128 * kConsumers;
+__device__ __forceinline__ void await_turn(int team) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(1 + team), "n"(2 * kTeamThreads) : "memory");
+}
+__device__ __forceinline__ void pass_turn(int team) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(2 - team), "n"(2 * kTeamThreads) : "memory");
 }
 
 __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
@@ -228,15 +249,18 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
   float acc[kTilesN][4];
   int use = 0;    // stages consumed so far (by either team), across segments
   int works = 0;  // pieces of work walked so far
+  const int total_works = PINGPONG ? block_works(args) : 0;
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
     const int m0 = work.m0;
     const int n0 = work.n0;
     const int stages = stage_count(segment);
-    if (works++ % kTeams != team) {  // the other team's tile: its stages are not ours to read
+    const int index = works++;
+    if (index % kTeams != team) {  // the other team's tile: its stages are not ours to read
       use += stages;
       return;
     }
+    if (PINGPONG && index > 0) await_turn(team);
     for (int kt = 0; kt < stages; ++kt, ++use) {
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
@@ -245,6 +269,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
       gf::wgmma_wait<1>();
       if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
     }
+    if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
     gf::fence_accumulators(acc);
     if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);

@@ -191,6 +191,23 @@ TEST_P(HopperTest, SampledConfigsMatchCublasOnEdgeShapes) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
+// Persistent blocks that walk several tiles each: the seeds' tile walks, their clusters and gemm_tma's
+// ping-pong teams taking turns, on a problem with ragged tile rows and columns.
+TEST_P(HopperTest, PersistentBlocksWalkingManyTilesMatchCublas) {
+  std::vector<GemmCase> cases;
+  for (Op op_a : {Op::kN, Op::kT}) {
+    for (Op op_b : {Op::kN, Op::kT}) {
+      GemmCase c;
+      c.op_a = op_a, c.op_b = op_b, c.m = 4100, c.n = 1030, c.k = 256, c.beta = 0.5f;
+      cases.push_back(typed(c));
+    }
+  }
+  int checked = 0, served = 0;
+  const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
+  EXPECT_GE(checked, served * 3) << "most cases must run most seeds";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
 // Small enough to run under compute-sanitizer (memcheck and racecheck): every seed and K-splitting mode on
 // edge shapes with odd leading dimensions.
 TEST_P(HopperTest, EdgeShapesForSanitizer) {

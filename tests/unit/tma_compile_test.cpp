@@ -238,6 +238,8 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const bool clustered = spec.config.at("CLUSTER") > 1;
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D.MULTICAST") > 0, clustered) << what;
         EXPECT_EQ(test_support::count(sass, "UCGABAR_WAIT") > 0, clustered) << what;
+        // Ping-pong teams hand each other the turn at named barriers.
+        EXPECT_EQ(test_support::count(sass, "BAR.ARV") > 0, spec.config.at("PINGPONG") == 1) << what;
         // A stage's release to the other block is not a GPU-wide fence: those come only with the cluster
         // barriers at the start and the end.
         if (clustered) EXPECT_EQ(test_support::count(sass, "MEMBAR.ALL.GPU"), 2u) << what;
