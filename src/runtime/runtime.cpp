@@ -200,14 +200,7 @@ void Runtime::build_plan(const KernelProblem& problem) {
     std::unique_lock lock(plans_mutex_);
     plans_.emplace(problem, std::move(plan));
   }
-  if (tune) {
-    if (problem.dtype == Dtype::kF32) {
-      first_use_->enqueue(problem);
-    } else {
-      spdlog::debug("first-use tuning passes over {}: gemmforge tune states f32 problems only",
-                    problem.to_string());
-    }
-  }
+  if (tune) first_use_->enqueue(problem);
   if (compile_later) {
     // cuBLAS serves until the kernel is loaded. It may have been loaded since find(): look once more.
     kernels_.compile_in_background(

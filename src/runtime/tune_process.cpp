@@ -123,10 +123,6 @@ FirstUseSettings first_use_settings(const RuntimeOptions& options) {
 }
 
 std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem) {
-  if (problem.dtype != Dtype::kF32) {
-    throw InvalidArgumentError(
-        fmt::format("gemmforge tune states f32 problems only, not {}", problem.to_string()));
-  }
   return {command.executable,
           "tune",
           "--db",
@@ -135,6 +131,8 @@ std::vector<std::string> tune_arguments(const TuneCommand& command, const Kernel
           command.device_uuid,
           "--shape",
           problem.shape(),
+          "--dtype",
+          problem.type_name(),
           "--layout",
           problem.layout(),
           "--order",

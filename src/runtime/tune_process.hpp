@@ -33,10 +33,9 @@ struct TuneCommand {
   unsigned compile_threads = 1;
 };
 
-/// The command line (executable first) of `gemmforge tune` that tunes exactly `problem`: its shape and
-/// layout as the row-major problem it is, and each operand's alignment (which the tuner reproduces with
-/// leading dimensions of its own). Throws InvalidArgumentError for a problem the tool cannot state (an
-/// element type other than f32).
+/// The command line (executable first) of `gemmforge tune` that tunes exactly `problem`: its shape, element
+/// types and layout as the row-major problem it is, and each operand's alignment (which the tuner reproduces
+/// with leading dimensions of its own).
 std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem);
 
 /// $GEMMFORGE_CLI if set, else gemmforge beside this executable, else the one in the build tree this

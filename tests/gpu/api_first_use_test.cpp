@@ -1,6 +1,6 @@
-// Tuning at first use on a GPU: an unknown problem is served correctly at once while `gemmforge tune` tunes
-// it in the background, and its later calls switch to the tuned kernel, still correct; clearing the cache or
-// destroying the runtime ends a tune in flight.
+// Tuning at first use on a GPU: an unknown problem (FP32, or BF16) is served correctly at once while
+// `gemmforge tune` tunes it in the background, and its later calls switch to the tuned kernel, still correct;
+// clearing the cache or destroying the runtime ends a tune in flight.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -9,8 +9,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "api_test_support.hpp"
+#include "core/dtype.hpp"
 #include "gemm_harness.hpp"
 #include "gemmforge/gemmforge.hpp"
 #include "gpu_fixture.hpp"
@@ -19,8 +21,6 @@ namespace gemmforge::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr double kBound = 1e-5;
 
 // Unsets an environment variable while it lives, so the test's options decide.
 class EnvUnset {
@@ -60,17 +60,27 @@ class ApiFirstUse : public GpuTest {
     static GemmHarness h;
     return h;
   }
-  // Runs the case through Runtime::gemm; empty when it matches cuBLAS.
+  // Runs the case (FP32, or BF16 operands and C) through Runtime::gemm; empty when it matches cuBLAS within
+  // the types' verification tolerance.
   static std::string check(Runtime& runtime, const GemmCase& c, uint64_t seed = 1) {
     const CaseResult r = harness().run(
         c,
         [&](const GemmCall& call, cudaStream_t stream) {
-          runtime.gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
-                       static_cast<const float*>(call.a), call.lda, static_cast<const float*>(call.b),
-                       call.ldb, call.beta, static_cast<float*>(call.c), call.ldc, call.order, stream);
+          const auto run = [&](auto* element) {
+            using T = std::remove_pointer_t<decltype(element)>;
+            runtime.gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha,
+                         static_cast<const T*>(call.a), call.lda, static_cast<const T*>(call.b), call.ldb,
+                         call.beta, static_cast<T*>(call.c), call.ldc, call.order, stream);
+          };
+          if (c.dtype == Dtype::kBf16) {
+            run(static_cast<__nv_bfloat16*>(nullptr));
+          } else {
+            run(static_cast<float*>(nullptr));
+          }
         },
         seed);
-    return r.passes(kBound) ? "" : c.describe() + ": " + r.describe();
+    const double bound = verification_tolerance(c.dtype, c.c_dtype);
+    return r.passes(bound) ? "" : c.describe() + ": " + r.describe();
   }
   static GemmShape shape_of(const GemmCase& c) {
     const GemmCall call = shape_call(c);
@@ -81,20 +91,18 @@ class ApiFirstUse : public GpuTest {
     return shape;
   }
 
+  void served_at_once_then_tuned(const GemmCase& c);
+
   EnvUnset on_{"GEMMFORGE_TUNE_AT_FIRST_USE"};
   EnvUnset budget_{"GEMMFORGE_TUNE_BUDGET"};
   TempDatabase database_;
 };
 
-TEST_F(ApiFirstUse, AnUnknownProblemIsServedAtOnceAndSwitchesToItsTunedKernel) {
+// The first call of an unknown problem is served at once; calls go on, each checked against cuBLAS, until the
+// tune in the background ends and its result serves; a later runtime serves that result from the database.
+void ApiFirstUse::served_at_once_then_tuned(const GemmCase& c) {
   auto runtime = open_runtime(true, 8);
-  // Leading dimensions one above the tight ones give alignments 1/1/1, which the tuner reproduces only
-  // because the runtime states them (gemmforge tune --align).
-  GemmCase c;
-  c.order = Order::kRowMajor, c.m = 300, c.n = 200, c.k = 100, c.pad = 1, c.beta = 0.5f;
   const KernelProblem problem = GemmHarness::problem(c);
-  ASSERT_EQ(problem.align_a, 1);
-  ASSERT_EQ(problem.align_c, 1);
   const GemmShape shape = shape_of(c);
   ASSERT_NE(runtime->query(shape).level, PlanLevel::kExact) << "the fresh database knows the problem";
 
@@ -104,7 +112,6 @@ TEST_F(ApiFirstUse, AnUnknownProblemIsServedAtOnceAndSwitchesToItsTunedKernel) {
   EXPECT_NE(untuned.level, PlanLevel::kExact);
   EXPECT_NE(untuned.basis.find("tuned in the background"), std::string::npos) << untuned.basis;
 
-  // Calls go on, each checked against cuBLAS, until the tuned plan serves (or the tune fails).
   const auto start = Clock::now();
   int calls = 0;
   while (runtime->query(shape).level != PlanLevel::kExact && runtime->stats().tunes_failed == 0 &&
@@ -126,10 +133,31 @@ TEST_F(ApiFirstUse, AnUnknownProblemIsServedAtOnceAndSwitchesToItsTunedKernel) {
   EXPECT_EQ(stats.tunes_running, 0u);
   for (uint64_t seed = 100; seed < 103; ++seed) EXPECT_EQ(check(*runtime, c, seed), "") << "the tuned kernel";
 
-  // The tune's results are in the database: a runtime without first-use tuning serves them at once.
   auto later = open_runtime(false, 8);
   EXPECT_EQ(later->query(shape).level, PlanLevel::kExact);
   EXPECT_EQ(later->stats().tunes_finished, 0u);
+}
+
+TEST_F(ApiFirstUse, AnUnknownProblemIsServedAtOnceAndSwitchesToItsTunedKernel) {
+  // Leading dimensions one above the tight ones give alignments 1/1/1, which the tuner reproduces only
+  // because the runtime states them (gemmforge tune --align).
+  GemmCase c;
+  c.order = Order::kRowMajor, c.m = 300, c.n = 200, c.k = 100, c.pad = 1, c.beta = 0.5f;
+  const KernelProblem problem = GemmHarness::problem(c);
+  ASSERT_EQ(problem.align_a, 1);
+  ASSERT_EQ(problem.align_c, 1);
+  served_at_once_then_tuned(c);
+}
+
+// A 16-bit problem goes the same way: the tune states its types (gemmforge tune --dtype bf16).
+TEST_F(ApiFirstUse, AnUnknownBf16ProblemIsTunedAtFirstUseToo) {
+  GemmCase c;
+  c.dtype = c.c_dtype = Dtype::kBf16;
+  c.order = Order::kRowMajor, c.op_b = Op::kT, c.m = 384, c.n = 520, c.k = 264, c.beta = 0.5f;
+  const KernelProblem problem = GemmHarness::problem(c);
+  ASSERT_EQ(problem.dtype, Dtype::kBf16);
+  ASSERT_EQ(problem.align_a, 8);
+  served_at_once_then_tuned(c);
 }
 
 TEST_F(ApiFirstUse, ClearingTheCacheOrDestroyingTheRuntimeEndsATuneInFlight) {

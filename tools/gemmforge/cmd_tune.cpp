@@ -389,12 +389,13 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
   cmd->add_option(
          "--dtype", o->dtype,
-         "Operand type f32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); verified against cuBLAS "
-         "GemmEx with FP32 accumulation")
+         "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); verified against "
+         "cuBLAS GemmEx with FP32 accumulation")
       ->capture_default_str();
   cmd->add_option("--align", o->align,
-                  "Vector width in elements (1, 2 or 4) of A, B and C, e.g. 4,4,1: the tuner picks leading "
-                  "dimensions that give exactly these (default: those of tight leading dimensions)");
+                  "Vector width in elements (1, 2 or 4; 8 for 16-bit types) of A, B and C, e.g. 4,4,1: the "
+                  "tuner picks leading dimensions that give exactly these (default: those of tight leading "
+                  "dimensions)");
   cmd->add_flag("--print-problems", o->print_problems,
                 "Print the canonical problems that would be tuned, one per line, and exit (needs no GPU)");
   cmd->add_option("--strategy", o->strategy, "exhaustive, random or guided")->capture_default_str();
