@@ -85,6 +85,7 @@ class ApiFirstUse : public GpuTest {
   static GemmShape shape_of(const GemmCase& c) {
     const GemmCall call = shape_call(c);
     GemmShape shape;
+    shape.dtype = c.dtype, shape.c_dtype = c.c_dtype;
     shape.order = c.order, shape.op_a = c.op_a, shape.op_b = c.op_b;
     shape.m = c.m, shape.n = c.n, shape.k = c.k;
     shape.lda = call.lda, shape.ldb = call.ldb, shape.ldc = call.ldc;
