@@ -2,7 +2,9 @@
 # Builds here and runs on a GPU machine that lacks the development packages.
 #   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
 #   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
-#                                also: benches, tune, suite, sass, ...)
+#                                also: benches, tune, suite, sass, ...). TEST_SHARD=K/N runs the K-th of N shards
+#                                of the GPU tests (K from 0), so the suite fits commands with a time limit.
+#                                Past 7 files, what the steps wrote goes into one results.tar.gz beside summary.txt.
 # The binaries link SQLiteCpp statically and spdlog/fmt header-only; at run time they need only
 # libsqlite3.so.0, the CUDA 13 runtime libraries (cuBLAS, NVRTC) and the driver.
 set -euo pipefail
@@ -46,8 +48,13 @@ case "$mode" in
           ;;
         tests)
           set +e
-          gemmforge_gpu_tests --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}" 2>&1 | tee "$out/gpu-tests.log" | tail -40
-          echo "gpu tests: exit ${PIPESTATUS[0]}" >> "$summary"
+          shard=()
+          if [ -n "${TEST_SHARD:-}" ]; then
+            shard=(env "GTEST_SHARD_INDEX=${TEST_SHARD%/*}" "GTEST_TOTAL_SHARDS=${TEST_SHARD#*/}")
+          fi
+          "${shard[@]}" gemmforge_gpu_tests --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}" 2>&1 |
+            tee "$out/gpu-tests.log" | tail -40
+          echo "gpu tests${TEST_SHARD:+ (shard $TEST_SHARD)}: exit ${PIPESTATUS[0]}" >> "$summary"
           set -e
           ;;
         sanitize)
@@ -140,6 +147,11 @@ case "$mode" in
       esac
     done
     echo "=== summary"; cat "$summary"
+    # Only a few files come back from a lent machine: many are packed into one.
+    if [ "$(find "$out" -type f | wc -l)" -gt 7 ]; then
+      (cd "$out" && find . -type f ! -name summary.txt ! -name results.tar.gz -print0 |
+        tar -czf results.tar.gz --null -T - --remove-files)
+    fi
     ;;
   *)
     sed -n '2,7p' "$0"; exit 2 ;;
