@@ -1,20 +1,62 @@
-// The template compile tests' common walk: compile a batch of kernels with NVRTC, disassemble each cubin
-// where cuobjdump is installed, and hand each result and its SASS to the test's own checks; and the SASS
-// name of a warpgroup MMA.
+// The template compile tests' common pieces: the kernels a test compiles, one per cubin; the walk that
+// compiles them with NVRTC, disassembles each cubin where cuobjdump is installed and hands each result and
+// its SASS to the test's own checks; and the SASS name of a warpgroup MMA.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/template_library.hpp"
 #include "rtc/compile_pool.hpp"
+#include "rtc/kernel_spec.hpp"
 #include "support/sass.hpp"
 #include "support/temp_folder.hpp"
 
 namespace gemmforge::test_support {
+
+/// A kernel a compile test compiles: what it is (arch, problem, config), its spec, and whether the config was
+/// drawn from the tuning space rather than stated by the test (a seed, or a config fitted to the problem).
+struct KernelCase {
+  std::string what;
+  rtc::KernelSpec spec;
+  bool sampled = false;
+};
+
+/// A compile test's kernels, one per cubin.
+class KernelCases {
+ public:
+  /// Adds `config` of `t` on `problem` for `arch` unless it breaks one of the manifest's constraints on
+  /// `device` or compiles to a cubin already added; true when added.
+  bool add(const KernelTemplate& t, const Config& config, const KernelProblem& problem,
+           const std::string& arch, const DeviceInfo& device, bool sampled = false) {
+    if (!t.manifest.violations(config, &device, &problem).empty()) return false;
+    rtc::KernelSpec spec = rtc::make_spec(t, config, problem, arch, &device);
+    if (!keys_.insert(spec.cubin_key(TemplateLibrary::instance())).second) return false;
+    cases_.push_back(
+        {fmt::format("{} {} {}", arch, problem.to_string(), config.key()), std::move(spec), sampled});
+    return true;
+  }
+  size_t size() const { return cases_.size(); }
+  const KernelCase& operator[](size_t i) const { return cases_[i]; }
+  /// The compile requests of the cases, in order.
+  std::vector<rtc::CompileRequest> requests() const {
+    std::vector<rtc::CompileRequest> out;
+    for (const KernelCase& c : cases_) out.push_back(c.spec.request(TemplateLibrary::instance()));
+    return out;
+  }
+
+ private:
+  std::vector<KernelCase> cases_;
+  std::set<std::string> keys_;
+};
 
 struct Disassembly {
   bool cuobjdump = false;  ///< cuobjdump was found

@@ -2,7 +2,6 @@
 // sm_90a, and a sample of its space for sm_80 and sm_90, for both 16-bit types, both kinds of C, every layout
 // and unaligned leading dimensions; seeds without spills; the SASS runs on HMMA fed by LDSM (where cuobjdump
 // is installed).
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <set>
 
 #include "core/dtype.hpp"
 #include "core/eligibility.hpp"
@@ -30,31 +28,17 @@ const KernelTemplate& hgemm() {
 
 using test_support::typed_problem;
 
-struct Case {
-  std::string what;
-  KernelSpec spec;
-  bool sampled = false;  ///< drawn from the tuning space, whose register estimate is only a guess
-};
-
-// Seeds (their copy widths fitted to the problem) over types, layouts and alignments, and a random sample
-// of each problem's tuning space; one case per cubin.
-std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
+// Adds to `cases` the seeds (their copy widths fitted to the problem) over types, layouts and alignments,
+// and a random sample of each problem's tuning space (whose register estimate is only a guess).
+void add_cases(const std::string& arch, bool seeds_only, test_support::KernelCases& cases) {
   const DeviceInfo device = DeviceInfo::nominal(arch);
-  const TemplateLibrary& library = TemplateLibrary::instance();
-  std::vector<Case> cases;
-  std::set<std::string> keys;
   const auto add = [&](Config config, const KernelProblem& problem, bool sampled = false) {
     for (const auto& [vector, align, realign] : {std::tuple{"VEC_A", problem.align_a, "A_REALIGN"},
                                                  std::tuple{"VEC_B", problem.align_b, "B_REALIGN"}}) {
       if (align < 2) config.set(realign, 1);
       if (config.at(vector) > align && align >= 2) config.set(vector, align);
     }
-    if (!hgemm().manifest.violations(config, &device, &problem).empty()) return;
-    KernelSpec spec = make_spec(hgemm(), config, problem, arch, &device);
-    if (keys.insert(spec.cubin_key(library)).second) {
-      cases.push_back(
-          {fmt::format("{} {} {}", arch, problem.to_string(), config.key()), std::move(spec), sampled});
-    }
+    return cases.add(hgemm(), config, problem, arch, device, sampled);
   };
   const std::array<const char*, 4> layouts = {"nn", "nt", "tn", "tt"};
   const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
@@ -62,12 +46,12 @@ std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
   for (size_t s = 0; s < seeds.size(); ++s) {
     add(seeds[s], typed_problem(1024, 1024, 1024, layouts[s % 4], types[s % 4]));
   }
-  if (seeds_only) return cases;
+  if (seeds_only) return;
   // The first seed that fits, in every layout, and over odd leading dimensions (realigned copies, scalar
   // stores of C) and leading dimensions aligned to 4 and 2 elements (narrow cp.async).
   const auto add_first_fitting = [&](const KernelProblem& problem) {
-    const size_t before = cases.size();
-    for (size_t s = 0; s < seeds.size() && cases.size() == before; ++s) add(seeds[s], problem);
+    for (const Config& seed : seeds)
+      if (add(seed, problem)) break;
   };
   for (const char* layout : layouts) {
     add_first_fitting(typed_problem(1024, 1024, 1024, layout, "bf16"));
@@ -85,7 +69,6 @@ std::vector<Case> cases_for(const std::string& arch, bool seeds_only) {
     if (space.empty()) continue;
     for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
   }
-  return cases;
 }
 
 using test_support::count;
@@ -121,17 +104,13 @@ TEST(HalfTemplate, SixteenBitCSplitsKOnlyThroughTheWorkspace) {
 }
 
 TEST(HalfTemplate, SeedsAndASampleCompileForSm80Sm90AndSm90aWithoutSpillsOnHmmaAndLdsm) {
-  std::vector<Case> cases;
+  test_support::KernelCases cases;
   // sm_90a (what a later wgmma family needs) compiles the seeds; sm_80 and sm_90 everything.
-  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
-    for (Case& c : cases_for(arch, std::string(arch) == "sm_90a")) cases.push_back(std::move(c));
-  }
+  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) add_cases(arch, std::string(arch) == "sm_90a", cases);
   ASSERT_GE(cases.size(), 30u);
-  std::vector<CompileRequest> requests;
-  for (const Case& c : cases) requests.push_back(c.spec.request(TemplateLibrary::instance()));
   size_t sampled_spills = 0;
   const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
-      requests, [&](size_t i, const CompileResult& r, const std::string& sass) {
+      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
         const std::string& what = cases[i].what;
         ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
         EXPECT_LE(r.usage.registers, 255) << what;

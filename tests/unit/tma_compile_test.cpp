@@ -3,12 +3,10 @@
 // keys and the checks made before the driver is asked, and NVRTC compiles of every seed for each type and
 // layout on unserialized HGMMA fed by UTMALDG (multicast in clusters), with the register split between
 // producer and consumers (SASS where cuobjdump is installed).
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
-#include <set>
 #include <tuple>
 
 #include "core/dtype.hpp"
@@ -183,25 +181,15 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
 
 TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
-  const TemplateLibrary& library = TemplateLibrary::instance();
-  struct Case {
-    std::string what;
-    KernelSpec spec;
-    bool seed;
-  };
-  std::vector<Case> cases;
-  std::set<std::string> keys;
-  const auto add = [&](const Config& config, const KernelProblem& problem, bool seed) {
-    if (!tma().manifest.violations(config, &device, &problem).empty()) return;
-    KernelSpec spec = make_spec(tma(), config, problem, "sm_90a", &device);
-    if (keys.insert(spec.cubin_key(library)).second)
-      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec), seed});
+  test_support::KernelCases cases;
+  const auto add = [&](const Config& config, const KernelProblem& problem, bool sampled) {
+    cases.add(tma(), config, problem, "sm_90a", device, sampled);
   };
   const std::vector<Config>& seeds = tma().manifest.seeds();
   for (const char* type : {"tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       const KernelProblem problem = typed_problem(1024, 1024, 1024, layout, type);
-      for (const Config& seed : seeds) add(seed, problem, true);
+      for (const Config& seed : seeds) add(seed, problem, false);
     }
   }
   std::mt19937_64 rng(5);
@@ -209,19 +197,17 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
        {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
     const Space space = Space::build(tma(), device, problem);
     ASSERT_FALSE(space.empty()) << problem.to_string();
-    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, false);
+    for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
   }
   ASSERT_GE(cases.size(), 50u);
 
-  std::vector<CompileRequest> requests;
-  for (const Case& c : cases) requests.push_back(c.spec.request(library));
   const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
-      requests, [&](size_t i, const CompileResult& r, const std::string& sass) {
+      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
         const std::string& what = cases[i].what;
         ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
         EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
         // The tuner skips configs that spill, so a seed must not (nor the producer on its few registers).
-        if (cases[i].seed)
+        if (!cases[i].sampled)
           EXPECT_FALSE(r.usage.spills()) << what << ": " << r.usage.spill_store_bytes << " bytes";
         if (sass.empty()) return;
         const KernelSpec& spec = cases[i].spec;

@@ -3,12 +3,10 @@
 // serialized wgmmas, and a sample of the space compiles too; the SASS runs on HGMMA of the seed's shape, as
 // many per stage as the type asks for, and copies 16-bit K-major aligned operands by cp.async (where
 // cuobjdump is installed).
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
-#include <set>
 
 #include "core/dtype.hpp"
 #include "core/eligibility.hpp"
@@ -57,19 +55,9 @@ TEST(WgmmaTemplate, ServesEveryTypeOnHopperOnlyAndCompilesForSm90a) {
 
 TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
-  const TemplateLibrary& library = TemplateLibrary::instance();
-  struct Case {
-    std::string what;
-    KernelSpec spec;
-    bool sampled;
-  };
-  std::vector<Case> cases;
-  std::set<std::string> keys;
+  test_support::KernelCases cases;
   const auto add = [&](const Config& config, const KernelProblem& problem, bool sampled) {
-    if (!wgmma().manifest.violations(config, &device, &problem).empty()) return;
-    KernelSpec spec = make_spec(wgmma(), config, problem, "sm_90a", &device);
-    if (keys.insert(spec.cubin_key(library)).second)
-      cases.push_back({fmt::format("{} {}", problem.to_string(), config.key()), std::move(spec), sampled});
+    cases.add(wgmma(), config, problem, "sm_90a", device, sampled);
   };
   const std::vector<Config>& seeds = wgmma().manifest.seeds();
   const std::vector<const char*> types = {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"};
@@ -92,10 +80,8 @@ TEST(WgmmaTemplate, SeedsAndASampleCompileForSm90aOnUnserializedHgmma) {
   }
   ASSERT_GE(cases.size(), 40u);
 
-  std::vector<CompileRequest> requests;
-  for (const Case& c : cases) requests.push_back(c.spec.request(library));
   const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
-      requests, [&](size_t i, const CompileResult& r, const std::string& sass) {
+      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
         const std::string& what = cases[i].what;
         ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
         EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
