@@ -16,8 +16,7 @@
 #include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
-#include "gpu_fixture.hpp"
-#include "kernel_cache.hpp"
+#include "kernel_fixture.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -43,20 +42,12 @@ Config realign_narrow(Config config, const KernelProblem& problem) {
   return config;
 }
 
-class HalfTest : public GpuTest, public ::testing::WithParamInterface<std::string> {
+class HalfTest : public KernelTest, public ::testing::WithParamInterface<std::string> {
  protected:
   static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("hgemm_mma"); }
-  static KernelCache& kernels() {
-    static KernelCache cache;
-    return cache;
-  }
-  static GemmHarness& harness() {
-    static GemmHarness h;
-    return h;
-  }
 
   void SetUp() override {
-    GpuTest::SetUp();
+    KernelTest::SetUp();
     if (IsSkipped()) return;
     if (kernels().device().cc() < 80) GTEST_SKIP() << "hgemm_mma needs compute capability 8.0";
   }
@@ -81,14 +72,7 @@ class HalfTest : public GpuTest, public ::testing::WithParamInterface<std::strin
 
   // Runs a fitted config on a case; returns an empty string or what failed.
   std::string check(const Config& fitted, const GemmCase& c, uint64_t seed) {
-    const CaseResult r = harness().run(
-        c,
-        [&](const GemmCall& call, cudaStream_t stream) {
-          kernels().launch(tmpl(), fitted, canonicalize(call), stream);
-        },
-        seed);
-    if (r.passes(bound())) return "";
-    return fmt::format("{} on {}: {} (bound {:.3g})", fitted.key(), c.describe(), r.describe(), bound());
+    return check_config(tmpl(), fitted, c, seed, bound());
   }
 
   // The seeds, and the first seed with each K-splitting mode: the parallel reduction through the

@@ -18,8 +18,7 @@
 #include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
-#include "gpu_fixture.hpp"
-#include "kernel_cache.hpp"
+#include "kernel_fixture.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -29,21 +28,13 @@ struct HopperCase {
   const char* type_name;
 };
 
-class HopperTest : public GpuTest, public ::testing::WithParamInterface<HopperCase> {
+class HopperTest : public KernelTest, public ::testing::WithParamInterface<HopperCase> {
  protected:
   static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam().template_name); }
   static bool needs_aligned_rows() { return tmpl().manifest.find_parameter("VEC_A") == nullptr; }
-  static KernelCache& kernels() {
-    static KernelCache cache;
-    return cache;
-  }
-  static GemmHarness& harness() {
-    static GemmHarness h;
-    return h;
-  }
 
   void SetUp() override {
-    GpuTest::SetUp();
+    KernelTest::SetUp();
     if (IsSkipped()) return;
     if (kernels().device().cc() != 90)
       GTEST_SKIP() << tmpl().manifest.name() << " is written for sm_90a (Hopper)";
@@ -76,14 +67,7 @@ class HopperTest : public GpuTest, public ::testing::WithParamInterface<HopperCa
   }
 
   std::string check(const Config& fitted, const GemmCase& c, uint64_t seed) {
-    const CaseResult r = harness().run(
-        c,
-        [&](const GemmCall& call, cudaStream_t stream) {
-          kernels().launch(tmpl(), fitted, canonicalize(call), stream);
-        },
-        seed);
-    if (r.passes(bound())) return "";
-    return fmt::format("{} on {}: {} (bound {:.3g})", fitted.key(), c.describe(), r.describe(), bound());
+    return check_config(tmpl(), fitted, c, seed, bound());
   }
 
   // The seeds, and the first seed with each K-splitting mode the template has: the parallel reduction

@@ -10,8 +10,7 @@
 #include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
-#include "gpu_fixture.hpp"
-#include "kernel_cache.hpp"
+#include "kernel_fixture.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -25,30 +24,13 @@ Config fit_vectors(Config config, const KernelProblem& problem) {
   return config;
 }
 
-class TemplateTest : public GpuTest, public ::testing::WithParamInterface<std::string> {
+class TemplateTest : public KernelTest, public ::testing::WithParamInterface<std::string> {
  protected:
   static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam()); }
 
-  static KernelCache& kernels() {
-    static KernelCache cache;
-    return cache;
-  }
-  static GemmHarness& harness() {
-    static GemmHarness h;
-    return h;
-  }
-
   // Runs config (fitted to each call's alignment) on a case; returns an empty string or what failed.
   std::string check(const Config& config, const GemmCase& c, uint64_t seed) {
-    const CaseResult r = harness().run(
-        c,
-        [&](const GemmCall& call, cudaStream_t stream) {
-          const KernelCall canonical = canonicalize(call);
-          kernels().launch(tmpl(), fit_vectors(config, canonical.problem), canonical, stream);
-        },
-        seed);
-    if (r.passes(kBound)) return "";
-    return fmt::format("{} on {}: {}", config.key(), c.describe(), r.describe());
+    return check_config(tmpl(), config, c, seed, kBound, fit_vectors);
   }
 
   // The seeds, plus the first seed with each optional mode switched on, so those paths run on every shape
