@@ -1,5 +1,5 @@
 // GEMM on Hopper's warpgroup tensor cores fed by TMA (sm_90a): BF16, FP16 (C of their type or FP32) and
-// TF32, for operands whose rows and start are 16-byte aligned.
+// TF32; 16-bit operands of any alignment.
 //
 // Warp-specialized. Warpgroup 0 is the producer: one of its threads walks the block's work and, for each
 // K stage, waits until the consumers have left a shared stage, arms its `full` barrier with the stage's
@@ -8,6 +8,11 @@
 // owning a 64 x WN tile of C: they wait on `full`, issue the stage's wgmmas, and hand the previous stage
 // back once its wgmmas have retired, so the tensor cores always have the next stage queued. The producer
 // gives its registers to the consumers (setmaxnreg).
+//
+// An operand TMA cannot address (TMA_A / TMA_B = 0: its start or rows not 16-byte aligned, which an odd
+// leading dimension makes them) is copied by the whole producer warpgroup instead, by realigned 16-byte
+// loads through registers into the same swizzled layout; the producer keeps more registers for them. The
+// stage's `full` barrier then waits for the 128 producer threads' arrivals as well as TMA's bytes.
 //
 // Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
 // N-major in 64-element boxes, which 16-bit wgmma reads transposed (wgmma_major.cuh).
@@ -31,12 +36,13 @@
 //
 // Parameters come from gemm_tma.json.
 #include "epilogue.cuh"
+#include "swizzled_fill.cuh"
 #include "tma.cuh"
 #include "wgmma_major.cuh"
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||              \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) || \
-    !defined(CLUSTER) || !defined(PINGPONG)
+    !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCER_REGS)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -59,16 +65,22 @@ constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
 constexpr int kStageBytes = kATileBytes + kBTileBytes;
 constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
-// The register split (setmaxnreg): the producer keeps 32 and gives the rest of its share to the consumers,
-// who may take no more than the block was given at launch (kThreads times the registers ptxas allots a
-// thread, the most __launch_bounds__ allows when setmaxnreg is used). With 24, the producer's tile walk and
-// box coordinates spilled to local memory for K-major B.
-constexpr int kProducerRegs = 32;
+constexpr bool kAllTma = TMA_A && TMA_B;
+constexpr unsigned kTmaBytes = (TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0);
+constexpr int kFillBatch = 4;  // 16-byte chunks a producer thread has in flight while filling a stage
+// The register split (setmaxnreg): the producer keeps PRODUCER_REGS and gives the rest of its share to the
+// consumers, who may take no more than the block was given at launch (kThreads times the registers ptxas
+// allots a thread, the most __launch_bounds__ allows when setmaxnreg is used). With 24, the producer's tile
+// walk and box coordinates spilled to local memory for K-major B; filling stages through registers takes
+// kFillBatch chunks of 16 bytes in flight, and the two words each is realigned from.
+constexpr int kProducerRegs = PRODUCER_REGS;
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 static_assert(!(kConsumerGroups > 1) ||
                   128 * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <= kThreads * kLaunchRegs,
               "the consumers' registers must come out of the block's own allocation");
 static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
+static_assert(ELEM != 1 || kAllTma, "TF32 operands come by TMA only");
+static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
 static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
@@ -144,14 +156,14 @@ __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
   return segment.k_end > segment.k_begin ? (segment.k_end - segment.k_begin + kBK - 1) / kBK : 0;
 }
 
-// One stage's boxes: A's rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then
-// B's (K-major: a box of WN rows per consumer column; N-major: a box per 64 columns of N). In a cluster,
-// the block of rank r loads the r-th of every CLUSTER pieces of B (K-major: rows of each column box;
-// N-major: boxes) into every block of the cluster.
+// One stage's boxes of the operands TMA copies, completing kTmaBytes of `full`: A's rows (K-major: one box
+// of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN rows per consumer
+// column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads the r-th of every
+// CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block of the cluster.
 __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                            unsigned long long* full) {
-  gf::mbarrier_arrive_expect(full, kStageBytes);
-  if constexpr (A_MN) {
+  if constexpr (!TMA_A) {
+  } else if constexpr (A_MN) {
 #pragma unroll
     for (int box = 0; box < kBM / 64; ++box)
       gf::tma_load(stage + box * kBoxBytes, &maps.a, m0 + 64 * box, k0, full);
@@ -159,7 +171,8 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
     gf::tma_load(stage, &maps.a, k0, m0, full);
   }
   char* b = stage + kATileBytes;
-  if constexpr (CLUSTER > 1) {
+  if constexpr (!TMA_B) {
+  } else if constexpr (CLUSTER > 1) {
     constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
     const int rank = static_cast<int>(gf::cluster_rank());
     if constexpr (B_MN) {
@@ -185,6 +198,37 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
   }
 }
 
+// Fills the tile of an operand TMA does not copy (kRows of M or N by kBK of K) from `p`, through the
+// producer's registers, laid out as TMA would have: K-major, a line per row of M or N; M- or N-major, boxes
+// of 64 columns of M or N, a line per row of K.
+template <int kRows, bool kMn>
+__device__ __forceinline__ void fill_operand(char* tile, const unsigned short* p, long long ld, int mn0,
+                                             int extent, int k0, int k) {
+  const int thread = static_cast<int>(threadIdx.x);
+  if constexpr (kMn) {
+    gf::fill_swizzled_lines<kRows / 64 * kBK, 128, kFillBatch>(tile, p, thread, [&](int l, int& count) {
+      const int row = k0 + l % kBK;
+      const int col = mn0 + 64 * (l / kBK);
+      count = row < k ? extent - col : 0;
+      return p + row * ld + col;
+    });
+  } else {
+    gf::fill_swizzled_lines<kRows, 128, kFillBatch>(tile, p, thread, [&](int l, int& count) {
+      count = mn0 + l < extent ? k - k0 : 0;
+      return p + (mn0 + l) * ld + k0;
+    });
+  }
+}
+
+__device__ __forceinline__ void fill_stage(const GemmArgs& args, char* stage, int m0, int n0, int k0) {
+  if constexpr (!TMA_A)
+    fill_operand<kBM, A_MN != 0>(stage, static_cast<const unsigned short*>(args.a), args.lda, m0, args.m, k0,
+                                 args.k);
+  if constexpr (!TMA_B)
+    fill_operand<kBN, B_MN != 0>(stage + kATileBytes, static_cast<const unsigned short*>(args.b), args.ldb,
+                                 n0, args.n, k0, args.k);
+}
+
 // A consumer warp is done with a stage: its arrival on the stage's `empty` barrier, in every block of the
 // cluster whose producer wrote into it.
 __device__ __forceinline__ void leave_stage(unsigned long long* empty) {
@@ -196,19 +240,32 @@ __device__ __forceinline__ void leave_stage(unsigned long long* empty) {
   }
 }
 
-// The producer: thread 0 keeps the stages filled; the whole warpgroup takes part in the block's barriers.
+// The producer keeps the stages filled: thread 0 by TMA alone, or the whole warpgroup where an operand
+// goes through registers. The whole warpgroup takes part in the block's barriers.
 __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& maps, char* smem,
                                         unsigned long long* full, unsigned long long* empty) {
   int use = 0;  // stages filled so far, across segments
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
-    if (threadIdx.x == 0) {
+    if (!kAllTma || threadIdx.x == 0) {
       const int stages = stage_count(segment);
       for (int kt = 0; kt < stages; ++kt, ++use) {
         const int stage = use % STAGES;
+        char* tiles = smem + stage * kStageBytes;
+        const int k0 = segment.k_begin + kt * kBK;
         gf::mbarrier_wait(empty + stage, ((use / STAGES) & 1) ^ 1);
-        load_stage(maps, smem + stage * kStageBytes, work.m0, work.n0, segment.k_begin + kt * kBK,
-                   full + stage);
+        if constexpr (kAllTma) {
+          gf::mbarrier_arrive_expect(full + stage, kTmaBytes);
+          load_stage(maps, tiles, work.m0, work.n0, k0, full + stage);
+        } else {
+          if (kTmaBytes > 0 && threadIdx.x == 0) {
+            gf::mbarrier_expect(full + stage, kTmaBytes);
+            load_stage(maps, tiles, work.m0, work.n0, k0, full + stage);
+          }
+          fill_stage(args, tiles, work.m0, work.n0, k0);
+          gf::fence_proxy_async();
+          gf::mbarrier_arrive(full + stage);
+        }
       }
     }
     gf::segment_acquire(args, segment);
@@ -308,10 +365,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   unsigned long long* empty = full + STAGES;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
-    gf::prefetch_tensor_map(&maps.a);
-    gf::prefetch_tensor_map(&maps.b);
+    if (TMA_A) gf::prefetch_tensor_map(&maps.a);
+    if (TMA_B) gf::prefetch_tensor_map(&maps.b);
     for (int s = 0; s < STAGES; ++s) {
-      gf::mbarrier_init(full + s, 1);                          // the producer's arrival, plus the bytes
+      gf::mbarrier_init(full + s, kAllTma ? 1 : 128);          // the producer's arrivals, plus TMA's bytes
       gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // the reading team's warps, cluster-wide
     }
     gf::mbarrier_init_fence();

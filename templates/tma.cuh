@@ -34,6 +34,20 @@ __device__ __forceinline__ void mbarrier_arrive_expect(unsigned long long* barri
                : "memory");
 }
 
+// Raises the phase's expected byte count without arriving: for a producer whose threads arrive once they
+// have also written the rest of the stage themselves.
+__device__ __forceinline__ void mbarrier_expect(unsigned long long* barrier, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
+               "r"(bytes)
+               : "memory");
+}
+
+// Orders this thread's shared-memory writes before the async proxy's reads (wgmma, TMA) that a barrier
+// arrival after it releases.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long* barrier) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
 }

@@ -71,11 +71,11 @@ struct LaunchGeometry {
   int64_t cluster = 1;
   int64_t cluster_units = 0;
   /// Boxes (elements along the operand's contiguous dimension, then along its rows) of kernels that read
-  /// A and B through tensor maps (TMA); {0, 0}: the kernel takes none.
+  /// A and B through tensor maps (TMA); {0, ...}: the operand is not read by TMA, and gets no map.
   std::array<int64_t, 2> tma_box_a{0, 0};
   std::array<int64_t, 2> tma_box_b{0, 0};
 
-  bool uses_tensor_maps() const { return tma_box_a[0] > 0; }
+  bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
   /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
   int64_t grid_x() const {
     if (stream_blocks > 0) return whole_tiles + stream_blocks;

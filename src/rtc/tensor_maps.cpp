@@ -120,7 +120,10 @@ TensorMap TensorMapCache::lookup(const TensorMapKey& key) {
 
 TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return TensorMaps{lookup(operand_a_key(call, geometry)), lookup(operand_b_key(call, geometry))};
+  TensorMaps maps{};  // an operand the kernel does not read by TMA gets no map
+  if (geometry.tma_box_a[0] > 0) maps.a = lookup(operand_a_key(call, geometry));
+  if (geometry.tma_box_b[0] > 0) maps.b = lookup(operand_b_key(call, geometry));
+  return maps;
 }
 
 }  // namespace gemmforge::rtc

@@ -40,6 +40,7 @@ TensorMap encode_tensor_map(const TensorMapKey& key);
 /// The maps of recent calls, shared by the threads that launch one kernel.
 class TensorMapCache {
  public:
+  /// The maps of the operands the geometry gives a box (zeros for the others).
   TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry);
 
  private:

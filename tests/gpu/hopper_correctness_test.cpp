@@ -3,11 +3,11 @@
 // TF32 products; cuBLAS SGEMM), TF32 (cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32), and BF16 and FP16 with a C
 // of their own type or FP32 (cuBLAS GemmEx with FP32 accumulation). The seeds and K-splitting modes over the
 // correctness matrix (edge shapes, M from 1 to 16, long K, every op(A)/op(B), both storage orders, beta = 0
-// over NaN and beta != 0, tight, odd and padded leading dimensions; for gemm_tma, which needs 16-byte
-// aligned rows, each leading dimension rounded up to 16 bytes), and a random sample of valid configs on edge
-// shapes. Bound: relative Frobenius error at most verification_tolerance() of the type (1e-5 for FP32, 4e-3
-// for TF32, 1e-4 plus one rounding of a 16-bit C), no non-finite value and no write outside C. Needs an
-// sm_90 GPU.
+// over NaN and beta != 0, tight, odd and padded leading dimensions; for gemm_tma's TF32, which needs 16-byte
+// aligned rows, each leading dimension rounded up to 16 bytes), operands copied by TMA next to operands
+// copied through registers, and a random sample of valid configs on edge shapes. Bound: relative Frobenius
+// error at most verification_tolerance() of the type (1e-5 for FP32, 4e-3 for TF32, 1e-4 plus one rounding of
+// a 16-bit C), no non-finite value and no write outside C. Needs an sm_90 GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -31,7 +31,14 @@ struct HopperCase {
 class HopperTest : public KernelTest, public ::testing::WithParamInterface<HopperCase> {
  protected:
   static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam().template_name); }
-  static bool needs_aligned_rows() { return tmpl().manifest.find_parameter("VEC_A") == nullptr; }
+  // gemm_wgmma narrows its loads to the operands' alignment (VEC_A, VEC_B); gemm_tma copies a 16-bit operand
+  // TMA cannot address through registers, but TF32 operands by TMA only.
+  static bool narrows_loads() { return tmpl().manifest.find_parameter("VEC_A") != nullptr; }
+  static bool needs_aligned_rows() {
+    Dtype dtype = Dtype::kF32, c_dtype = Dtype::kF32;
+    parse_type_name(GetParam().type_name, dtype, c_dtype);
+    return !narrows_loads() && element_bytes(dtype) == 4;
+  }
 
   void SetUp() override {
     KernelTest::SetUp();
@@ -58,7 +65,7 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   std::optional<Config> runnable(Config config, const GemmCase& c) {
     const KernelProblem problem = GemmHarness::problem(c);
     const int64_t chunk = 16 / element_bytes(problem.dtype);
-    if (!needs_aligned_rows()) {
+    if (narrows_loads()) {
       config.set("VEC_A", std::min<int64_t>(problem.align_a, chunk));
       config.set("VEC_B", std::min<int64_t>(problem.align_b, chunk));
     }
@@ -189,6 +196,26 @@ TEST_P(HopperTest, PersistentBlocksWalkingManyTilesMatchCublas) {
   int checked = 0, served = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
   EXPECT_GE(checked, served * 3) << "most cases must run most seeds";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+// Odd M and N with K a multiple of 8: in each layout a different mix of operands whose rows TMA can address
+// and operands gemm_tma copies through registers (nn: A by TMA, B by registers; tn: both by registers; nt:
+// both by TMA; tt: A by registers, B by TMA), in tiles whole and ragged.
+TEST_P(HopperTest, OperandsOfEveryAlignmentMatchCublas) {
+  std::vector<GemmCase> cases;
+  for (CaseShape s : std::vector<CaseShape>{{299, 301, 264}, {1025, 515, 1032}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        GemmCase c;
+        c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.5f;
+        cases.push_back(typed(c));
+      }
+    }
+  }
+  int checked = 0, served = 0;
+  const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
+  EXPECT_GT(checked, 0);
   EXPECT_TRUE(failures.empty()) << failures;
 }
 

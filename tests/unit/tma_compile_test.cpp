@@ -1,8 +1,9 @@
-// The TMA template without a GPU: which problems it serves (16-bit types and K-major TF32, 16-byte aligned
-// rows, sm_90 only), its launch geometry (persistent blocks, clusters, tensor map boxes), the tensor map
-// keys and the checks made before the driver is asked, and NVRTC compiles of every seed for each type and
-// layout on unserialized HGMMA fed by UTMALDG (multicast in clusters), with the register split between
-// producer and consumers (SASS where cuobjdump is installed).
+// The TMA template without a GPU: which problems it serves (16-bit types of any alignment, K-major TF32 with
+// 16-byte aligned rows, sm_90 only), its launch geometry (persistent blocks, clusters, tensor map boxes for
+// the operands TMA copies), the tensor map keys and the checks made before the driver is asked, and NVRTC
+// compiles of every seed for each type, layout and operand alignment on unserialized HGMMA fed by UTMALDG
+// (multicast in clusters) or by the producer's realigned loads, with the register split between producer
+// and consumers (SASS where cuobjdump is installed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,17 +30,19 @@ const KernelTemplate& tma() {
 
 using test_support::typed_problem;
 
-TEST(TmaTemplate, ServesAlignedSixteenBitAndKMajorTf32OnHopperOnly) {
+TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedKMajorTf32OnHopperOnly) {
   for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, type), 90)) << type << layout;
     }
     const KernelProblem p = typed_problem(256, 256, 256, "nt", type);
     EXPECT_NE(ineligibility(tma(), p, 80).find("compute capability 90 or newer"), std::string::npos);
+    // Rows TMA cannot address (1001 elements are not 16 bytes) go through the producer's registers.
+    EXPECT_TRUE(can_serve(tma(), typed_problem(1001, 1001, 1001, "nt", type), 90)) << type;
   }
   EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "tf32"), 90));
   EXPECT_FALSE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "f32"), 90));
-  // No config runs TF32 with an operand that is not K-contiguous, or rows TMA cannot address (1001 BF16
+  // No config runs TF32 with an operand that is not K-contiguous, or rows TMA cannot address (1001 TF32
   // elements are not 16-byte aligned); the constraints say why.
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   const auto refusal = [&](const KernelProblem& p) {
@@ -50,8 +53,15 @@ TEST(TmaTemplate, ServesAlignedSixteenBitAndKMajorTf32OnHopperOnly) {
     return reasons;
   };
   EXPECT_NE(refusal(typed_problem(1024, 1024, 1024, "nn", "tf32")).find("K-major"), std::string::npos);
-  EXPECT_NE(refusal(typed_problem(1001, 1001, 1001, "nt", "bf16")).find("16-byte aligned"),
+  EXPECT_NE(refusal(typed_problem(1001, 1001, 1001, "nt", "tf32")).find("16-byte aligned"),
             std::string::npos);
+  // Clusters multicast B by TMA: a 16-bit problem with an operand TMA cannot address runs without them.
+  Config clustered = tma().manifest.seeds().front();
+  clustered.set("CLUSTER", 2);
+  const KernelProblem odd = typed_problem(1001, 1001, 1001, "nt", "bf16");
+  std::string reasons;
+  for (const Violation& v : tma().manifest.violations(clustered, &device, &odd)) reasons += v.describe();
+  EXPECT_NE(reasons.find("clusters multicast B by TMA"), std::string::npos) << reasons;
 }
 
 TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
@@ -109,6 +119,15 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
     const Config config = space.config(i);
     if (config.at("PINGPONG") == 1) ASSERT_EQ(config.at("PERSISTENT"), 1) << config.key();
   }
+  // Only the operands TMA can address get a box: for nn with odd N, A (rows of K = 4104 elements) but not B.
+  const LaunchGeometry mixed =
+      tma().manifest.geometry(seed, typed_problem(4103, 4105, 4104, "nn", "bf16"), device);
+  EXPECT_TRUE(mixed.uses_tensor_maps());
+  EXPECT_EQ(mixed.tma_box_a, (std::array<int64_t, 2>{64, 128}));
+  EXPECT_EQ(mixed.tma_box_b[0], 0);
+  const LaunchGeometry neither =
+      tma().manifest.geometry(seed, typed_problem(4097, 4097, 4097, "nn", "bf16"), device);
+  EXPECT_FALSE(neither.uses_tensor_maps());
   // Templates without TMA take no maps.
   const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
@@ -142,25 +161,31 @@ TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriv
 }
 
 // setmaxnreg.inc blocks until the block's own pool holds the registers asked for: consumers asking for more
-// than the producer gave back would wait forever. For each number of consumer warpgroups, the registers the
-// consumers claim plus the producer's fit what the block was given at launch.
+// than the producer gave back would wait forever. For each number of consumer warpgroups, and a producer
+// that copies by TMA alone or also through its registers (an odd N), the registers the consumers claim plus
+// the producer's fit what the block was given at launch.
 TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
-  const KernelProblem problem = typed_problem(1024, 1024, 1024, "nn", "bf16");
   std::vector<KernelSpec> specs;
-  for (const auto& [wgm, wgn, wn, pingpong] : std::vector<std::tuple<int, int, int, int>>{{2, 1, 256, 0},
-                                                                                          {1, 2, 128, 0},
-                                                                                          {3, 1, 128, 0},
-                                                                                          {2, 2, 128, 0},
-                                                                                          {1, 1, 256, 1},
-                                                                                          {3, 1, 64, 0},
-                                                                                          {2, 1, 128, 1},
-                                                                                          {1, 2, 64, 1}}) {
-    Config config = tma().manifest.seeds().front();
-    config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
-    config.set("PINGPONG", pingpong);
-    ASSERT_TRUE(tma().manifest.violations(config, &device, &problem).empty()) << config.key();
-    specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+  for (const KernelProblem& problem :
+       {typed_problem(1024, 1024, 1024, "nn", "bf16"), typed_problem(1024, 1023, 1024, "nn", "bf16")}) {
+    for (const auto& [wgm, wgn, wn, pingpong] : std::vector<std::tuple<int, int, int, int>>{{2, 1, 256, 0},
+                                                                                            {1, 2, 128, 0},
+                                                                                            {3, 1, 128, 0},
+                                                                                            {2, 2, 128, 0},
+                                                                                            {1, 1, 256, 1},
+                                                                                            {3, 1, 64, 0},
+                                                                                            {2, 1, 128, 1},
+                                                                                            {1, 2, 64, 1}}) {
+      Config config = tma().manifest.seeds().front();
+      config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
+      config.set("PINGPONG", pingpong);
+      // With a producer on more registers, four consumer warpgroups no longer fit theirs.
+      const bool fits = tma().manifest.violations(config, &device, &problem).empty();
+      if (problem.align_b == 1 && wgm * wgn * (1 + pingpong) > 3 && !fits) continue;
+      ASSERT_TRUE(fits) << config.key() << " " << problem.to_string();
+      specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+    }
   }
   std::vector<CompileRequest> requests;
   for (const KernelSpec& spec : specs) requests.push_back(spec.request(TemplateLibrary::instance()));
@@ -170,11 +195,15 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
     const int64_t consumers =
         specs[i].config.at("WGM") * specs[i].config.at("WGN") * (1 + specs[i].config.at("PINGPONG"));
     const int64_t threads = 128 * (consumers + 1);
-    int64_t claimed = 0;
-    for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem))
+    int64_t claimed = 0, kept = 0;
+    for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem)) {
       if (name == "CONSUMER_REGS") claimed = value;
+      if (name == "PRODUCER_REGS") kept = value;
+    }
     ASSERT_GT(claimed, 0) << specs[i].config.key();
-    EXPECT_LE(128 * 32 + 128 * consumers * claimed, threads * results[i].usage.registers)
+    ASSERT_GE(kept, 32) << specs[i].config.key();
+    EXPECT_FALSE(results[i].usage.spills()) << specs[i].config.key() << " " << specs[i].problem.to_string();
+    EXPECT_LE(128 * kept + 128 * consumers * claimed, threads * results[i].usage.registers)
         << specs[i].config.key() << ": " << results[i].usage.registers << " registers at launch";
   }
 }
@@ -192,6 +221,16 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       for (const Config& seed : seeds) add(seed, problem, false);
     }
   }
+  // Operands TMA cannot address, alone (A in nn, B in tt) or both.
+  for (const char* type : {"bf16", "f16>f32"}) {
+    for (const auto& [m, n, k, layout] : std::vector<std::tuple<int, int, int, const char*>>{
+             {1024, 1023, 1024, "nn"}, {1023, 1024, 1021, "tt"}, {1021, 1023, 1027, "tn"}}) {
+      const KernelProblem problem = typed_problem(m, n, k, layout, type);
+      for (const Config& seed : seeds) {
+        if (tma().manifest.violations(seed, &device, &problem).empty()) add(seed, problem, false);
+      }
+    }
+  }
   std::mt19937_64 rng(5);
   for (const KernelProblem& problem :
        {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
@@ -199,7 +238,7 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
     ASSERT_FALSE(space.empty()) << problem.to_string();
     for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
   }
-  ASSERT_GE(cases.size(), 50u);
+  ASSERT_GE(cases.size(), 70u);
 
   const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
       cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
@@ -215,7 +254,13 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         // Four K steps per stage, in each copy of the main loop.
         const size_t products = test_support::count(sass, hgmma);
         EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
-        EXPECT_GT(test_support::count(sass, "UTMALDG.2D"), 0u) << what;
+        // TMA copies the operands whose rows it can address; the producer's realigned 16-byte loads the
+        // others, fenced for wgmma's reads.
+        const bool tma_a = spec.problem.align_a * element_bytes(spec.problem.dtype) >= 16;
+        const bool tma_b = spec.problem.align_b * element_bytes(spec.problem.dtype) >= 16;
+        EXPECT_EQ(test_support::count(sass, "UTMALDG.2D") > 0, tma_a || tma_b) << what;
+        EXPECT_EQ(test_support::count(sass, "LDG.E.128.CONSTANT") > 0, !(tma_a && tma_b)) << what;
+        EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b)) << what;
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
         const bool split =
             spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
