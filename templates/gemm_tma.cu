@@ -67,7 +67,7 @@ constexpr int kStageBytes = kATileBytes + kBTileBytes;
 constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
 constexpr bool kAllTma = TMA_A && TMA_B;
 constexpr unsigned kTmaBytes = (TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0);
-constexpr int kFillBatch = 4;  // 16-byte chunks a producer thread has in flight while filling a stage
+constexpr int kFillBatch = 8;  // 16-byte chunks a producer thread has in flight while filling a stage
 // The register split (setmaxnreg): the producer keeps PRODUCER_REGS and gives the rest of its share to the
 // consumers, who may take no more than the block was given at launch (kThreads times the registers ptxas
 // allots a thread, the most __launch_bounds__ allows when setmaxnreg is used). With 24, the producer's tile
@@ -75,6 +75,7 @@ constexpr int kFillBatch = 4;  // 16-byte chunks a producer thread has in flight
 // kFillBatch chunks of 16 bytes in flight, and the two words each is realigned from.
 constexpr int kProducerRegs = PRODUCER_REGS;
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+static_assert(kProducerRegs <= kLaunchRegs, "setmaxnreg.dec cannot raise the producer's registers");
 static_assert(!(kConsumerGroups > 1) ||
                   128 * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <= kThreads * kLaunchRegs,
               "the consumers' registers must come out of the block's own allocation");
@@ -206,17 +207,11 @@ __device__ __forceinline__ void fill_operand(char* tile, const unsigned short* p
                                              int extent, int k0, int k) {
   const int thread = static_cast<int>(threadIdx.x);
   if constexpr (kMn) {
-    gf::fill_swizzled_lines<kRows / 64 * kBK, 128, kFillBatch>(tile, p, thread, [&](int l, int& count) {
-      const int row = k0 + l % kBK;
-      const int col = mn0 + 64 * (l / kBK);
-      count = row < k ? extent - col : 0;
-      return p + row * ld + col;
-    });
+    gf::fill_swizzled_tile<kRows / 64 * kBK, kBK, 128, kFillBatch>(tile, p + k0 * ld + mn0, ld, k - k0,
+                                                                   extent - mn0, p, thread);
   } else {
-    gf::fill_swizzled_lines<kRows, 128, kFillBatch>(tile, p, thread, [&](int l, int& count) {
-      count = mn0 + l < extent ? k - k0 : 0;
-      return p + (mn0 + l) * ld + k0;
-    });
+    gf::fill_swizzled_tile<kRows, kRows, 128, kFillBatch>(tile, p + mn0 * ld + k0, ld, extent - mn0, k - k0, p,
+                                                          thread);
   }
 }
 

@@ -41,46 +41,65 @@ __device__ __forceinline__ uint4 load_elements(const unsigned short* src, int co
 }
 
 // Fills a tile of kLines lines of 64 16-bit elements as TMA lays it out: line l at l * 128, its 16-byte chunk c
-// at (c ^ l % 8) * 16. Each line is 64 elements that lie contiguously in global memory: line(l, count)
-// returns its first element and sets how many of its elements lie in the matrix (0 or less for a line outside
-// it: zeros). kThreads threads share the tile, eight consecutive threads to a line so that a warp's loads
-// coalesce, each with kBatch chunks' loads in flight before it shifts and stores them. `base` is the
-// matrix's start, `thread` the caller's index among the kThreads.
-template <int kLines, int kThreads, int kBatch, typename Line>
-__device__ __forceinline__ void fill_swizzled_lines(char* tile, const unsigned short* base, int thread,
-                                                    Line&& line) {
-  constexpr int kChunks = kLines * 8;
-  static_assert(kChunks % kThreads == 0, "the threads share the tile's chunks evenly");
-  constexpr int kPerThread = kChunks / kThreads;
+// at (c ^ l % 8) * 16. The lines come in boxes of kLinesPerBox: line l is the 64 elements at
+// origin + (l % kLinesPerBox) * ld + (l / kLinesPerBox) * 64 (one box: rows of the tile; several: 64-column
+// boxes of rows). Rows at or past rows_valid and columns at or past cols_valid (counted from origin) lie
+// outside the matrix and read as zeros. kThreads threads share the tile, eight consecutive threads to a
+// line so that a warp's loads coalesce; a thread's chunks lie kThreads / 8 lines apart, a multiple of 8, so
+// they all have the same alignment and swizzle. Each thread has kBatch chunks' loads in flight before it
+// shifts and stores them. `base` is the matrix's start, `thread` the caller's index among the kThreads.
+template <int kLines, int kLinesPerBox, int kThreads, int kBatch>
+__device__ __forceinline__ void fill_swizzled_tile(char* tile, const unsigned short* origin, long long ld,
+                                                   int rows_valid, int cols_valid,
+                                                   const unsigned short* base, int thread) {
+  constexpr int kStep = kThreads / 8;  // lines between a thread's chunks
+  static_assert(kStep % 8 == 0, "a thread's chunks must share their alignment and swizzle");
+  static_assert(kLinesPerBox % kStep == 0 && kLines % kLinesPerBox == 0, "boxes of whole steps");
+  constexpr int kPerBox = kLinesPerBox / kStep;  // a thread's chunks in one box
+  constexpr int kPerThread = kLines / kStep;
   constexpr int kBatchSize = kBatch < kPerThread ? kBatch : kPerThread;
   static_assert(kPerThread % kBatchSize == 0, "whole batches");
+
+  const int line0 = thread / 8;
+  const int col = (thread % 8) * 8;
+  const unsigned short* first = origin + line0 * ld + col;
+  const int shift = static_cast<int>((reinterpret_cast<unsigned long long>(first) >> 1) & 7);
+  const unsigned short* aligned = first - shift;
+  const bool after_base = aligned >= base;  // the lowest address any of the thread's words starts at
+  const int need = shift == 0 ? 8 : 16 - shift;  // elements a chunk's row must hold to load as words
+  const long long step = kStep * ld;             // elements between a thread's chunks in a box
+  char* dst = tile + line0 * 128 + (((thread % 8) ^ (line0 % 8)) << 4);
+  const auto offset = [&](int j) { return (j % kPerBox) * step + (j / kPerBox) * 64; };
+  const auto count = [&](int j) {
+    return line0 + kStep * (j % kPerBox) < rows_valid ? cols_valid - (j / kPerBox) * 64 - col : 0;
+  };
+
 #pragma unroll 1
-  for (int first = 0; first < kPerThread; first += kBatchSize) {
-    const unsigned short* src[kBatchSize];
-    int count[kBatchSize];
-    int shift[kBatchSize];
-    bool whole[kBatchSize];  // the aligned words lie inside the matrix: the chunk loads as one or two words
-    uint4 lo[kBatchSize], hi[kBatchSize];
+  for (int first_j = 0; first_j < kPerThread; first_j += kBatchSize) {
+    // The batch's chunks load as aligned words when all of them lie inside the matrix (every chunk but
+    // those at its edges), else element by element.
+    bool whole = after_base;
 #pragma unroll
-    for (int i = 0; i < kBatchSize; ++i) {
-      const int chunk = (first + i) * kThreads + thread;
-      const int col = (chunk % 8) * 8;
-      src[i] = line(chunk / 8, count[i]) + col;
-      count[i] -= col;
-      shift[i] = static_cast<int>((reinterpret_cast<unsigned long long>(src[i]) >> 1) & 7);
-      const unsigned short* aligned = src[i] - shift[i];
-      whole[i] = count[i] >= 8 && aligned >= base && (shift[i] == 0 || count[i] >= 16 - shift[i]);
-      lo[i] = hi[i] = make_uint4(0, 0, 0, 0);
-      if (whole[i]) lo[i] = __ldg(reinterpret_cast<const uint4*>(aligned));
-      if (whole[i] && shift[i] != 0) hi[i] = __ldg(reinterpret_cast<const uint4*>(aligned + 8));
+    for (int i = 0; i < kBatchSize; ++i) whole = whole && count(first_j + i) >= need;
+    uint4 data[kBatchSize];
+    if (whole) {
+      uint4 lo[kBatchSize], hi[kBatchSize];
+#pragma unroll
+      for (int i = 0; i < kBatchSize; ++i) {
+        const uint4* words = reinterpret_cast<const uint4*>(aligned + offset(first_j + i));
+        lo[i] = __ldg(words);
+        hi[i] = shift != 0 ? __ldg(words + 1) : lo[i];
+      }
+#pragma unroll
+      for (int i = 0; i < kBatchSize; ++i) data[i] = realign(lo[i], hi[i], shift);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kBatchSize; ++i)
+        data[i] = load_elements(first + offset(first_j + i), count(first_j + i));
     }
 #pragma unroll
-    for (int i = 0; i < kBatchSize; ++i) {
-      const int chunk = (first + i) * kThreads + thread;
-      const int l = chunk / 8;
-      const uint4 data = whole[i] ? realign(lo[i], hi[i], shift[i]) : load_elements(src[i], count[i]);
-      *reinterpret_cast<uint4*>(tile + l * 128 + (((chunk % 8) ^ (l % 8)) << 4)) = data;
-    }
+    for (int i = 0; i < kBatchSize; ++i)
+      *reinterpret_cast<uint4*>(dst + (first_j + i) * kStep * 128) = data[i];
   }
 }
 
