@@ -40,6 +40,12 @@ __device__ __forceinline__ uint4 load_elements(const unsigned short* src, int co
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
+// The most chunks, up to `batch`, that divide a thread's `chunks` into whole batches.
+constexpr int whole_batch(int chunks, int batch) {
+  while (chunks % batch != 0) --batch;
+  return batch;
+}
+
 // Fills a tile of kLines lines of 64 16-bit elements as TMA lays it out: line l at l * 128, its 16-byte chunk c
 // at (c ^ l % 8) * 16. The lines come in boxes of kLinesPerBox: line l is the 64 elements at
 // origin + (l % kLinesPerBox) * ld + (l / kLinesPerBox) * 64 (one box: rows of the tile; several: 64-column
@@ -57,8 +63,7 @@ __device__ __forceinline__ void fill_swizzled_tile(char* tile, const unsigned sh
   static_assert(kLinesPerBox % kStep == 0 && kLines % kLinesPerBox == 0, "boxes of whole steps");
   constexpr int kPerBox = kLinesPerBox / kStep;  // a thread's chunks in one box
   constexpr int kPerThread = kLines / kStep;
-  constexpr int kBatchSize = kBatch < kPerThread ? kBatch : kPerThread;
-  static_assert(kPerThread % kBatchSize == 0, "whole batches");
+  constexpr int kBatchSize = whole_batch(kPerThread, kBatch);
 
   const int line0 = thread / 8;
   const int col = (thread % 8) * 8;
