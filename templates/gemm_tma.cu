@@ -10,9 +10,10 @@
 // gives its registers to the consumers (setmaxnreg).
 //
 // An operand TMA cannot address (TMA_A / TMA_B = 0: its start or rows not 16-byte aligned, which an odd
-// leading dimension makes them) is copied by the whole producer warpgroup instead, by realigned 16-byte
-// loads through registers into the same swizzled layout; the producer keeps more registers for them. The
-// stage's `full` barrier then waits for the 128 producer threads' arrivals as well as TMA's bytes.
+// leading dimension makes them) is copied by the producer warpgroups instead (PRODUCERS: one or two), by
+// realigned 16-byte loads through registers into the same swizzled layout; the producers keep more
+// registers for them. With two, each fills one operand where both need it, or both share the one. The
+// stage's `full` barrier then waits for every producer thread's arrival as well as TMA's bytes.
 //
 // Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
 // N-major in 64-element boxes, which 16-bit wgmma reads transposed (wgmma_major.cuh).
@@ -42,7 +43,8 @@
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||              \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) || \
-    !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCER_REGS)
+    !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
+    !defined(PRODUCER_REGS)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -58,7 +60,8 @@ constexpr int kBN = WN * WGN;
 constexpr int kConsumers = WGM * WGN;  // consumer warpgroups of a team, which computes one tile
 constexpr int kTeams = PINGPONG ? 2 : 1;
 constexpr int kConsumerGroups = kConsumers * kTeams;
-constexpr int kThreads = 128 * (kConsumerGroups + 1);
+constexpr int kProducerThreads = 128 * PRODUCERS;
+constexpr int kThreads = kProducerThreads + 128 * kConsumerGroups;
 constexpr int kTilesN = WN / 8;       // m16n8 accumulator tiles of a warp, along N
 constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by kBK rows of K
 constexpr int kATileBytes = kBM * 128;
@@ -77,11 +80,13 @@ constexpr int kProducerRegs = PRODUCER_REGS;
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 static_assert(kProducerRegs <= kLaunchRegs, "setmaxnreg.dec cannot raise the producer's registers");
 static_assert(!(kConsumerGroups > 1) ||
-                  128 * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <= kThreads * kLaunchRegs,
+                  kProducerThreads * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <=
+                      kThreads * kLaunchRegs,
               "the consumers' registers must come out of the block's own allocation");
 static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
 static_assert(ELEM != 1 || kAllTma, "TF32 operands come by TMA only");
 static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
+static_assert(PRODUCERS == 1 || PRODUCERS == 2, "one or two producer warpgroups");
 static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
@@ -202,26 +207,46 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
 // Fills the tile of an operand TMA does not copy (kRows of M or N by kBK of K) from `p`, through the
 // producer's registers, laid out as TMA would have: K-major, a line per row of M or N; M- or N-major, boxes
 // of 64 columns of M or N, a line per row of K.
-template <int kRows, bool kMn>
+// kThreads producer threads share it, `thread` being the caller's index among them.
+template <int kRows, bool kMn, int kThreads>
 __device__ __forceinline__ void fill_operand(char* tile, const unsigned short* p, long long ld, int mn0,
-                                             int extent, int k0, int k) {
-  const int thread = static_cast<int>(threadIdx.x);
+                                             int extent, int k0, int k, int thread) {
   if constexpr (kMn) {
-    gf::fill_swizzled_tile<kRows / 64 * kBK, kBK, 128, kFillBatch>(tile, p + k0 * ld + mn0, ld, k - k0,
-                                                                   extent - mn0, p, thread);
+    gf::fill_swizzled_tile<kRows / 64 * kBK, kBK, kThreads, kFillBatch>(tile, p + k0 * ld + mn0, ld, k - k0,
+                                                                        extent - mn0, p, thread);
   } else {
-    gf::fill_swizzled_tile<kRows, kRows, 128, kFillBatch>(tile, p + mn0 * ld + k0, ld, extent - mn0, k - k0, p,
-                                                          thread);
+    gf::fill_swizzled_tile<kRows, kRows, kThreads, kFillBatch>(tile, p + mn0 * ld + k0, ld, extent - mn0,
+                                                               k - k0, p, thread);
   }
 }
 
+template <int kThreads>
+__device__ __forceinline__ void fill_a(const GemmArgs& args, char* stage, int m0, int k0, int thread) {
+  fill_operand<kBM, A_MN != 0, kThreads>(stage, static_cast<const unsigned short*>(args.a), args.lda, m0,
+                                         args.m, k0, args.k, thread);
+}
+
+template <int kThreads>
+__device__ __forceinline__ void fill_b(const GemmArgs& args, char* stage, int n0, int k0, int thread) {
+  fill_operand<kBN, B_MN != 0, kThreads>(stage + kATileBytes, static_cast<const unsigned short*>(args.b),
+                                         args.ldb, n0, args.n, k0, args.k, thread);
+}
+
+// The stage's operands TMA does not copy: with two producer warpgroups and both operands to fill, the first
+// fills A and the second B, so their loads are in flight together; otherwise all producer threads share
+// each operand in turn.
 __device__ __forceinline__ void fill_stage(const GemmArgs& args, char* stage, int m0, int n0, int k0) {
-  if constexpr (!TMA_A)
-    fill_operand<kBM, A_MN != 0>(stage, static_cast<const unsigned short*>(args.a), args.lda, m0, args.m, k0,
-                                 args.k);
-  if constexpr (!TMA_B)
-    fill_operand<kBN, B_MN != 0>(stage + kATileBytes, static_cast<const unsigned short*>(args.b), args.ldb,
-                                 n0, args.n, k0, args.k);
+  const int thread = static_cast<int>(threadIdx.x);
+  if constexpr (PRODUCERS == 2 && !TMA_A && !TMA_B) {
+    if (thread < 128) {
+      fill_a<128>(args, stage, m0, k0, thread);
+    } else {
+      fill_b<128>(args, stage, n0, k0, thread - 128);
+    }
+  } else {
+    if constexpr (!TMA_A) fill_a<kProducerThreads>(args, stage, m0, k0, thread);
+    if constexpr (!TMA_B) fill_b<kProducerThreads>(args, stage, n0, k0, thread);
+  }
 }
 
 // A consumer warp is done with a stage: its arrival on the stage's `empty` barrier, in every block of the
@@ -292,7 +317,7 @@ __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_
 __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
                                         unsigned long long* empty) {
   Storage* C = static_cast<Storage*>(args.c);
-  const int consumer = static_cast<int>(threadIdx.x) / 128 - 1;
+  const int consumer = static_cast<int>(threadIdx.x) / 128 - PRODUCERS;
   const int team = consumer / kConsumers;
   const int wg_m = consumer % kConsumers % WGM;
   const int wg_n = consumer % kConsumers / WGM;
@@ -363,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     if (TMA_A) gf::prefetch_tensor_map(&maps.a);
     if (TMA_B) gf::prefetch_tensor_map(&maps.b);
     for (int s = 0; s < STAGES; ++s) {
-      gf::mbarrier_init(full + s, kAllTma ? 1 : 128);          // the producer's arrivals, plus TMA's bytes
+      gf::mbarrier_init(full + s, kAllTma ? 1 : kProducerThreads);  // the producers' arrivals, TMA's bytes
       gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // the reading team's warps, cluster-wide
     }
     gf::mbarrier_init_fence();
@@ -374,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   } else {
     __syncthreads();
   }
-  if (threadIdx.x < 128) {
+  if (threadIdx.x < kProducerThreads) {
     if constexpr (kConsumerGroups > 1) gf::release_registers<kProducerRegs>();
     produce(args, maps, smem, full, empty);
   } else {

@@ -186,8 +186,15 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
       if (problem.align_b < 8 && wgm * wgn * (1 + pingpong) > 3 && !fits) continue;
       ASSERT_TRUE(fits) << config.key() << " " << problem.to_string();
       specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+      // Two producer warpgroups filling the unaligned operands, where the consumers' registers allow.
+      config.set("PRODUCERS", 2);
+      if (problem.align_b < 8 && tma().manifest.violations(config, &device, &problem).empty())
+        specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
     }
   }
+  ASSERT_GE(std::count_if(specs.begin(), specs.end(),
+                          [](const KernelSpec& spec) { return spec.config.at("PRODUCERS") == 2; }),
+            2);
   std::vector<CompileRequest> requests;
   for (const KernelSpec& spec : specs) requests.push_back(spec.request(TemplateLibrary::instance()));
   const std::vector<CompileResult> results = compile_all(requests);
@@ -195,7 +202,8 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
     ASSERT_TRUE(results[i].ok) << specs[i].config.key() << ": " << results[i].error << "\n" << results[i].log;
     const int64_t consumers =
         specs[i].config.at("WGM") * specs[i].config.at("WGN") * (1 + specs[i].config.at("PINGPONG"));
-    const int64_t threads = 128 * (consumers + 1);
+    const int64_t producers = specs[i].config.at("PRODUCERS");
+    const int64_t threads = 128 * (consumers + producers);
     int64_t claimed = 0, kept = 0;
     for (const auto& [name, value] : tma().manifest.defines(specs[i].config, specs[i].problem)) {
       if (name == "CONSUMER_REGS") claimed = value;
@@ -204,7 +212,7 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
     ASSERT_GT(claimed, 0) << specs[i].config.key();
     ASSERT_GE(kept, 32) << specs[i].config.key();
     EXPECT_FALSE(results[i].usage.spills()) << specs[i].config.key() << " " << specs[i].problem.to_string();
-    EXPECT_LE(128 * kept + 128 * consumers * claimed, threads * results[i].usage.registers)
+    EXPECT_LE(128 * producers * kept + 128 * consumers * claimed, threads * results[i].usage.registers)
         << specs[i].config.key() << ": " << results[i].usage.registers << " registers at launch";
   }
 }
@@ -222,13 +230,17 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       for (const Config& seed : seeds) add(seed, problem, false);
     }
   }
-  // Operands TMA cannot address, alone (A in nn, B in tt) or both.
+  // Operands TMA cannot address, alone (B in nn, A in tt) or both (tn), filled by one producer warpgroup or
+  // (the seeds of 128-column consumers) by two.
   for (const char* type : {"bf16", "f16>f32"}) {
     for (const auto& [m, n, k, layout] : std::vector<std::tuple<int, int, int, const char*>>{
-             {1024, 1023, 1024, "nn"}, {1023, 1024, 1021, "tt"}, {1021, 1023, 1027, "tn"}}) {
+             {1024, 1023, 1024, "nn"}, {1023, 1024, 1024, "tt"}, {1021, 1023, 1027, "tn"}}) {
       const KernelProblem problem = typed_problem(m, n, k, layout, type);
-      for (const Config& seed : seeds) {
+      for (Config seed : seeds) {
         if (tma().manifest.violations(seed, &device, &problem).empty()) add(seed, problem, false);
+        seed.set("PRODUCERS", 2);
+        if (seed.at("WN") == 128 && tma().manifest.violations(seed, &device, &problem).empty())
+          add(seed, problem, false);
       }
     }
   }
