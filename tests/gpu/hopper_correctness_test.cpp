@@ -98,16 +98,6 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
       }
       if (applies) configs.push_back(variant);
     }
-    // gemm_tma's operands TMA cannot address, filled by two producer warpgroups (a seed of 128-column
-    // consumers, whose registers allow it).
-    if (manifest.find_parameter("PRODUCERS") != nullptr) {
-      for (Config variant : manifest.seeds()) {
-        if (variant.at("WN") != 128 || variant.at("PINGPONG") != 0) continue;
-        variant.set("PRODUCERS", 2);
-        configs.push_back(variant);
-        break;
-      }
-    }
     return configs;
   }
 
