@@ -1,10 +1,34 @@
-// Turning stored trials into the models' measurements.
+// Ordering the stored results of a problem for serving, and turning stored trials into the models'
+// measurements.
 #include "runtime/result_source.hpp"
+
+#include <algorithm>
+#include <limits>
+
 #include "core/eligibility.hpp"
 
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
+
+std::vector<db::TrialRecord> order_exact_results(std::vector<std::pair<bool, db::TrialRecord>> results) {
+  const auto time = [](const db::TrialRecord& r) {
+    return r.time_median_ms.value_or(std::numeric_limits<double>::infinity());
+  };
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [own, result] : results) fastest = std::min(fastest, time(result));
+  // Rank 0: the card's own results near the fastest; rank 1: everything else. Then by time.
+  std::vector<std::pair<int, const db::TrialRecord*>> ranked;
+  for (const auto& [own, result] : results)
+    ranked.emplace_back(own && time(result) <= fastest * kOwnCardMargin ? 0 : 1, &result);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return time(*a.second) < time(*b.second);
+  });
+  std::vector<db::TrialRecord> ordered;
+  for (const auto& [rank, result] : ranked) ordered.push_back(*result);
+  return ordered;
+}
 
 void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const TemplateLibrary& library,
                model::TrainingData& data) {

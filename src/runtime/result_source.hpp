@@ -20,8 +20,8 @@ class ResultSource {
   /// Names the source in explanations, e.g. "database /home/me/.cache/gemmforge/gemmforge.db".
   virtual const std::string& label() const = 0;
 
-  /// Best results of exactly `problem` on devices of `device`'s model (same name, ignoring case), the
-  /// device itself first. Always current.
+  /// Best results of exactly `problem` on devices of `device`'s model (same name, ignoring case), in
+  /// order_exact_results()'s order. Always current.
   virtual std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) = 0;
 
   /// Adds every ok trial of devices of compute capability `cc` to `data`: kernel measurements of the
@@ -32,6 +32,14 @@ class ResultSource {
   /// Every device the source recorded.
   virtual std::vector<DeviceInfo> devices() = 0;
 };
+
+/// Results of one problem on cards of one model, each marked whether it was measured on the serving card
+/// itself, put in the order to serve them: fastest first, except that the card's own result goes first
+/// when it is within kOwnCardMargin of the fastest (cards of a model, and runs of one card, differ by a
+/// few percent, and the card's own measurement is the one that holds here). A result several times faster
+/// on another card (a later tune, a better template) is served over the card's own.
+inline constexpr double kOwnCardMargin = 1.05;
+std::vector<db::TrialRecord> order_exact_results(std::vector<std::pair<bool, db::TrialRecord>> results);
 
 /// Adds one ok trial of `device` to `data` (see ResultSource::add_measurements).
 void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const TemplateLibrary& library,

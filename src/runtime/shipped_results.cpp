@@ -97,21 +97,12 @@ ShippedResults::ShippedResults(const ResultFiles& files, const std::string& orig
 }
 
 std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, const KernelProblem& problem) {
-  std::vector<const Entry*> found;
+  std::vector<std::pair<bool, db::TrialRecord>> found;  // (this card, result)
   for (const Entry& e : results_) {
     if (e.trial.problem == problem && lower(devices_[e.device].name) == lower(device.name))
-      found.push_back(&e);
+      found.emplace_back(devices_[e.device].uuid == device.uuid, e.trial);
   }
-  // The device itself first, then the fastest.
-  std::stable_sort(found.begin(), found.end(), [&](const Entry* a, const Entry* b) {
-    const bool own_a = devices_[a->device].uuid == device.uuid,
-               own_b = devices_[b->device].uuid == device.uuid;
-    if (own_a != own_b) return own_a;
-    return a->trial.time_median_ms.value_or(0) < b->trial.time_median_ms.value_or(0);
-  });
-  std::vector<db::TrialRecord> records;
-  for (const Entry* e : found) records.push_back(e->trial);
-  return records;
+  return order_exact_results(std::move(found));
 }
 
 void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {

@@ -37,19 +37,14 @@ std::vector<db::TrialRecord> TunedSource::exact(const DeviceInfo& device, const 
     layer->with([&](db::Database& database) {
       const std::optional<int64_t> problem_id = database.find_problem(problem);
       if (!problem_id) return;
-      // The device itself first: its own measurement beats one of another card of the same model. Then
-      // the other cards' bests, fastest first, as the shipped results order them.
+      // Each card's best, in the order to serve them (the card's own near the fastest, then fastest first).
       const std::string own_key = db::device_key(device);
-      std::vector<std::pair<bool, db::TrialRecord>> bests;  // (another card, best)
+      std::vector<std::pair<bool, db::TrialRecord>> bests;  // (this card, its best)
       for (const db::DeviceRecord& d : model_devices(database, device.name)) {
         if (std::optional<db::TrialRecord> best = database.best(d.id, *problem_id))
-          bests.emplace_back(d.info.uuid != own_key, std::move(*best));
+          bests.emplace_back(d.info.uuid == own_key, std::move(*best));
       }
-      std::stable_sort(bests.begin(), bests.end(), [](const auto& a, const auto& b) {
-        if (a.first != b.first) return !a.first;
-        return a.second.time_median_ms.value_or(0) < b.second.time_median_ms.value_or(0);
-      });
-      for (auto& [other, best] : bests) found.push_back(std::move(best));
+      for (db::TrialRecord& best : order_exact_results(std::move(bests))) found.push_back(std::move(best));
     });
   }
   return found;

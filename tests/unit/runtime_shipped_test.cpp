@@ -50,6 +50,31 @@ TEST(RuntimeShipped, ExactResultsAreTheBestsOfTheAskedGpuModel) {
   EXPECT_TRUE(shipped.exact(h100, asked).empty()) << "another GPU model's result is no exact result";
 }
 
+// Results of a problem on cards of one model: the serving card's own first while it is within a few percent
+// of the fastest (cards and runs differ by that much), else the fastest, wherever it was measured.
+TEST(RuntimeShipped, TheFastestResultOfTheModelServesUnlessTheCardsOwnIsAsFast) {
+  const auto result = [](const char* template_name, double ms) {
+    db::TrialRecord r;
+    r.template_name = template_name;
+    r.time_median_ms = ms;
+    return r;
+  };
+  const auto order = [](std::vector<std::pair<bool, db::TrialRecord>> results) {
+    std::string names;
+    for (const db::TrialRecord& r : runtime::order_exact_results(std::move(results)))
+      names += r.template_name + " ";
+    return names;
+  };
+  // Another card's result 2.5 times faster (a later tune) is served over the card's own.
+  EXPECT_EQ(order({{true, result("own", 2.0)}, {false, result("other", 0.8)}}), "other own ");
+  // The card's own result within 5% of the fastest comes first.
+  EXPECT_EQ(order({{false, result("other", 1.00)}, {true, result("own", 1.04)}}), "own other ");
+  EXPECT_EQ(order({{false, result("other", 1.00)}, {true, result("own", 1.06)}}), "other own ");
+  // Among other cards, fastest first; a result without a time last.
+  EXPECT_EQ(order({{false, result("b", 2.0)}, {false, db::TrialRecord{}}, {false, result("a", 1.0)}}),
+            "a b  ");
+}
+
 // Every shipped best of an architecture with a bundle has its cubin under the key the runtime computes, so
 // no problem served from shipped results waits for NVRTC. A change to a template changes the keys: then
 // `gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins` makes the bundle anew.
