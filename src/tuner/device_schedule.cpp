@@ -8,8 +8,13 @@
 
 namespace gemmforge::tuner {
 
-DeviceSchedule::DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs)
-    : lane_models_(std::move(lane_models)), costs_(std::move(costs)) {
+DeviceSchedule::DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs,
+                               std::vector<int> lane_gpus)
+    : lane_models_(std::move(lane_models)), lane_gpus_(std::move(lane_gpus)), costs_(std::move(costs)) {
+  if (lane_gpus_.empty()) {
+    for (size_t lane = 0; lane < lane_models_.size(); ++lane) lane_gpus_.push_back(static_cast<int>(lane));
+  }
+  if (lane_gpus_.size() != lane_models_.size()) throw InternalError("DeviceSchedule: one GPU per lane");
   std::vector<size_t> order(costs_.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs_[a] > costs_[b]; });
@@ -34,6 +39,7 @@ DeviceSchedule::Work DeviceSchedule::next(size_t lane) {
   const Running* best = nullptr;
   size_t best_problem = 0;
   for (const auto& [problem, running] : group.running) {
+    if (shares_gpu(lane, running)) continue;
     const bool better =
         best == nullptr || running.helpers.size() < best->helpers.size() ||
         (running.helpers.size() == best->helpers.size() && costs_[problem] > costs_[best_problem]);
@@ -47,6 +53,13 @@ DeviceSchedule::Work DeviceSchedule::next(size_t lane) {
   work.kind = Work::Kind::kHelp;
   work.problem = best_problem;
   return work;
+}
+
+bool DeviceSchedule::shares_gpu(size_t lane, const Running& running) const {
+  const int gpu = lane_gpus_[lane];
+  if (lane_gpus_[running.owner] == gpu) return true;
+  return std::any_of(running.helpers.begin(), running.helpers.end(),
+                     [&](size_t helper) { return lane_gpus_[helper] == gpu; });
 }
 
 void DeviceSchedule::finished(size_t lane, size_t problem) {

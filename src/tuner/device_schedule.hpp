@@ -1,7 +1,9 @@
 // Who tunes what on a host with several GPUs. GPUs of one model form a group that tunes every problem
 // once, sharing its results; groups of different models each tune every problem for themselves. Within
-// a group a GPU takes the costliest problem nobody has started; when none is left it helps the running
-// problem with the fewest GPUs, measuring a share of each of its batches. Pure bookkeeping, no GPU.
+// a group a lane takes the costliest problem nobody has started; when none is left it helps the running
+// problem with the fewest lanes, measuring a share of each of its batches. A GPU may run several lanes
+// (several searches at once, measuring in turn); a lane never helps a problem its own GPU works on, where
+// it would only queue behind itself. Pure bookkeeping, no GPU.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +17,10 @@ namespace gemmforge::tuner {
 class DeviceSchedule {
  public:
   /// `lane_models[i]` names the GPU model of lane i; `costs[p]` estimates the work of problem p (the
-  /// order problems start in: costliest first, ties in the given order).
-  DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs);
+  /// order problems start in: costliest first, ties in the given order). `lane_gpus[i]` names the GPU
+  /// lane i measures on, where lanes share GPUs; empty: every lane has a GPU of its own.
+  DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs,
+                 std::vector<int> lane_gpus = {});
 
   struct Work {
     enum class Kind { kOwn, kHelp, kDone };
@@ -24,7 +28,7 @@ class DeviceSchedule {
     size_t problem = 0;
   };
 
-  /// The next work of `lane`: a problem of its own, help with a problem another lane of its model runs,
+  /// The next work of `lane`: a problem of its own, help with a problem another GPU of its model runs,
   /// or nothing left. A lane asks again once its work is over (finished() or helped() first).
   Work next(size_t lane);
   /// The lane's own problem is tuned.
@@ -54,7 +58,11 @@ class DeviceSchedule {
     size_t finished = 0;
   };
 
+  // Whether a lane of `lane`'s GPU works on `running`.
+  bool shares_gpu(size_t lane, const Running& running) const;
+
   std::vector<std::string> lane_models_;
+  std::vector<int> lane_gpus_;
   std::vector<std::string> models_;
   std::vector<double> costs_;
   std::map<std::string, Group> groups_;

@@ -205,8 +205,12 @@ void GpuEvaluator::measure(const Candidate& candidate, const Compiled& compiled)
   request.timing = options_.timing;
   request.error_bound = options_.error_bound;
   request.cubin = *compiled.cubin;
-  ensure_problem_set();
-  const Measurement m = worker_.evaluate(request);
+  const Measurement m = [&] {
+    std::unique_lock<std::mutex> gpu;
+    if (options_.gpu_mutex != nullptr) gpu = std::unique_lock(*options_.gpu_mutex);
+    ensure_problem_set();
+    return worker_.evaluate(request);
+  }();
   ++stats_.measured;
 
   db::TrialRecord t = new_trial(candidate, m.outcome, m.reason);

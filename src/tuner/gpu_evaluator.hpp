@@ -36,6 +36,9 @@ struct EvaluatorOptions {
   std::shared_ptr<rtc::CompileService> compile_service;
   /// Held around every use of the database when other threads use it too (one connection, one writer).
   std::mutex* database_mutex = nullptr;
+  /// Held while the worker sets a problem up or measures, when other evaluators measure on the same GPU
+  /// through workers of their own: one measurement at a time per GPU.
+  std::mutex* gpu_mutex = nullptr;
   /// Other devices of the same GPU model: their stored trials of the problem answer for this one.
   std::vector<int64_t> peer_device_ids;
 };

@@ -128,7 +128,7 @@ class LaneDriver {
         problems_(problems),
         search_(search),
         events_(events),
-        schedule_(models(lanes), costs) {}
+        schedule_(models(lanes), costs, gpus(lanes)) {}
 
   std::vector<LaneResult> run() {
     {
@@ -153,6 +153,15 @@ class LaneDriver {
     std::vector<std::string> names;
     for (const DeviceLane* lane : lanes) names.push_back(lane->device().name);
     return names;
+  }
+
+  // The GPU of each lane: lanes without a shared one get numbers no GPU has.
+  static std::vector<int> gpus(const std::vector<DeviceLane*>& lanes) {
+    int own = 0;
+    for (const DeviceLane* lane : lanes) own = std::max(own, lane->gpu() + 1);
+    std::vector<int> out;
+    for (const DeviceLane* lane : lanes) out.push_back(lane->gpu() >= 0 ? lane->gpu() : own++);
+    return out;
   }
 
   void fail(std::exception_ptr error) {

@@ -1,8 +1,10 @@
-// Tuning on every GPU of a host: one lane per GPU, each measuring through an evaluator of its own, all
-// fed by one compile pool and one database writer (both behind the lanes). Problems spread over the
-// lanes of a GPU model as DeviceSchedule says; a lane left without a problem measures a share of each
-// batch of a running one, so a single big problem uses every GPU. The lanes are injected, so all of this
-// runs without a GPU on recorded or synthetic trials.
+// Tuning on every GPU of a host: one or more lanes per GPU, each searching one problem at a time through
+// an evaluator of its own, all fed by one compile pool and one database writer (both behind the lanes).
+// Lanes of one GPU search different problems at once and measure in turn, so one's batch compiles while
+// another's is measured. Problems spread over the lanes of a GPU model as DeviceSchedule says; a lane left
+// without a problem measures a share of each batch of a problem running on another GPU, so a single big
+// problem uses every GPU. The lanes are injected, so all of this runs without a GPU on recorded or
+// synthetic trials.
 #pragma once
 
 #include <cstddef>
@@ -27,12 +29,15 @@ class LaneEvaluator : public Evaluator {
   virtual void after_next_submission(std::function<void()> action) { action(); }
 };
 
-/// One GPU.
+/// One search on a GPU.
 class DeviceLane {
  public:
   virtual ~DeviceLane() = default;
   /// The GPU; lanes with the same name are one model and share their results.
   virtual const DeviceInfo& device() const = 0;
+  /// The GPU this lane measures on, shared with the other lanes that return the same number; negative:
+  /// a GPU of its own.
+  virtual int gpu() const { return -1; }
   /// An evaluator of space.problem() on this GPU.
   virtual std::unique_ptr<LaneEvaluator> open(const SearchSpace& space) = 0;
 };

@@ -27,6 +27,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Lanes per GPU: as many searches as asked, but no more than each GPU has problems for.
+size_t searches_per_gpu(size_t asked, size_t problems, size_t gpus) {
+  const size_t per_gpu = (problems + gpus - 1) / std::max<size_t>(1, gpus);
+  return std::max<size_t>(1, std::min(asked, per_gpu));
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -187,6 +193,8 @@ class RecordingLane : public DeviceLane {
   virtual int worker_restarts() const { return 0; }
   /// Starts what measures and records the device and its run.
   virtual void start(const TuneOptions& options) = 0;
+  /// Whether this lane recorded its GPU's run (the first lane of its GPU), rather than joining it.
+  bool owns_run() const { return owns_run_; }
 
  protected:
   void record_device(const TuneOptions& options) {
@@ -194,6 +202,12 @@ class RecordingLane : public DeviceLane {
     device_id_ = database_.upsert_device(device_);
     run_id_ = database_.begin_run(device_id_, options.command, options.strategy,
                                   db::RunClocks{device_.clock_khz, device_.memory_clock_khz});
+    owns_run_ = true;
+  }
+  // Another search on `first`'s GPU: its trials go to the same device row and run.
+  void join_run(const RecordingLane& first) {
+    device_id_ = first.device_id_;
+    run_id_ = first.run_id_;
   }
   EvaluatorOptions options_for_run() const {
     EvaluatorOptions o = evaluator_options_;
@@ -210,6 +224,7 @@ class RecordingLane : public DeviceLane {
   DeviceInfo device_;
   int64_t device_id_ = 0;
   int64_t run_id_ = 0;
+  bool owns_run_ = false;
   EvaluatorOptions evaluator_options_;
   std::function<void(const KernelProblem&, const TrialEvent&)> on_trial_;
 };
@@ -239,8 +254,8 @@ class GpuLaneEvaluator : public RecordingEvaluator {
   GpuEvaluator evaluator_;
 };
 
-// One GPU: its worker process; its evaluators share the compile pool and the database connection with
-// every other lane.
+// One search on a GPU: its worker process; its evaluators share the compile pool and the database
+// connection with every other lane, and the GPU with the other lanes of the GPU (see gpu_mutex).
 class GpuLane : public RecordingLane {
  public:
   GpuLane(WorkerOptions worker, db::Database& database, std::mutex& database_mutex,
@@ -248,10 +263,20 @@ class GpuLane : public RecordingLane {
       : RecordingLane(database, database_mutex, library), worker_(std::move(worker)) {}
 
   void start(const TuneOptions& options) override {
-    device_ = worker_.start().device;
-    device_.nvrtc_version = rtc::nvrtc_version();  // this process compiles the candidates
+    start_worker();
     record_device(options);
   }
+  // A further search on the GPU of `first` (started): a worker of its own, the run of `first`.
+  void start_beside(const GpuLane& first) {
+    start_worker();
+    if (device_.uuid != first.device_.uuid) {
+      throw InternalError(fmt::format("a second worker for GPU {} measures on {} ({}), the first on {} ({})",
+                                      ordinal(), device_.name, device_.uuid, first.device_.name,
+                                      first.device_.uuid));
+    }
+    join_run(first);
+  }
+  int gpu() const override { return ordinal(); }
 
   std::unique_ptr<LaneEvaluator> open(const SearchSpace& space) override {
     auto evaluator = std::make_unique<GpuLaneEvaluator>(database_, worker_, library_, device_id_, device_,
@@ -265,6 +290,11 @@ class GpuLane : public RecordingLane {
   int ordinal() const override { return worker_.options().device; }
 
  private:
+  void start_worker() {
+    device_ = worker_.start().device;
+    device_.nvrtc_version = rtc::nvrtc_version();  // this process compiles the candidates
+  }
+
   WorkerClient worker_;
 };
 
@@ -493,30 +523,43 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   std::vector<int> ordinals = options.devices;
   if (ordinals.empty()) ordinals.push_back(options.worker.device);
   std::mutex database_mutex;
+  // The lanes: `searches` per GPU, the first of each GPU recording its run. Lanes of one GPU take turns
+  // on it through its mutex.
   std::vector<std::unique_ptr<RecordingLane>> gpus;
+  std::map<int, std::mutex> gpu_mutexes;
+  const size_t searches = searches_per_gpu(options.searches_per_gpu, problems.size(), ordinals.size());
   if (options.replay != nullptr) {
     if (options.replay->empty()) throw InvalidArgumentError("the replayed document holds no trial table");
     gpus.push_back(std::make_unique<ReplayLane>(*options.replay, database, database_mutex, library));
+    gpus.front()->start(options);
   } else {
     for (int ordinal : ordinals) {
       WorkerOptions worker_options = options.worker;
       worker_options.device = ordinal;
       if (options.timeout_s > 0) worker_options.evaluate_timeout_s = options.timeout_s;
-      gpus.push_back(std::make_unique<GpuLane>(worker_options, database, database_mutex, library));
+      // On this thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
+      auto first = std::make_unique<GpuLane>(worker_options, database, database_mutex, library);
+      first->start(options);
+      const GpuLane& started = *first;
+      gpus.push_back(std::move(first));
+      for (size_t s = 1; s < searches; ++s) {
+        auto beside = std::make_unique<GpuLane>(worker_options, database, database_mutex, library);
+        beside->start_beside(started);
+        gpus.push_back(std::move(beside));
+      }
     }
   }
-  // On this thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
-  for (auto& gpu : gpus) gpu->start(options);
 
   TuneReport report;
   report.device = gpus.front()->device();
   report.run_id = gpus.front()->run_id();
+  report.searches_per_gpu = options.replay != nullptr ? 1 : searches;
   // By default every hardware thread compiles but one per GPU, left to its worker's timing loop.
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  report.compile_threads =
-      options.compile_threads > 0
-          ? options.compile_threads
-          : std::max(1u, hardware > gpus.size() ? hardware - static_cast<unsigned>(gpus.size()) : 1u);
+  const auto physical = static_cast<unsigned>(ordinals.size());
+  report.compile_threads = options.compile_threads > 0
+                               ? options.compile_threads
+                               : std::max(1u, hardware > physical ? hardware - physical : 1u);
   auto compile_service = std::make_shared<rtc::CompileService>(report.compile_threads);
 
   const std::vector<db::DeviceRecord> known_devices = database.devices();
@@ -531,6 +574,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     evaluator_options.compile_threads = options.compile_threads;
     evaluator_options.compile_service = compile_service;
     evaluator_options.database_mutex = &database_mutex;
+    if (searches > 1 && gpu->ordinal() >= 0) evaluator_options.gpu_mutex = &gpu_mutexes[gpu->ordinal()];
     // Every GPU of the model the database knows, in this run or before: their trials are this one's.
     for (const db::DeviceRecord& other : known_devices) {
       if (other.info.name == gpu->device().name && other.id != gpu->device_id()) {
@@ -539,7 +583,11 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     }
     gpu->set_evaluator_options(std::move(evaluator_options));
     lanes.push_back(gpu.get());
-    names.push_back(gpu->ordinal() >= 0 ? fmt::format("GPU{}", gpu->ordinal()) : "replay");
+    names.push_back(gpu->ordinal() < 0 ? std::string("replay")
+                    : searches == 1
+                        ? fmt::format("GPU{}", gpu->ordinal())
+                        : fmt::format("GPU{}.{}", gpu->ordinal(), (lanes.size() - 1) % searches + 1));
+    if (!gpu->owns_run()) continue;
     spdlog::info("run {} on GPU {}: {} ({}), {} problem(s), strategy {}", gpu->run_id(), gpu->ordinal(),
                  gpu->device().name, gpu->device().uuid, problems.size(), options.strategy);
   }
@@ -635,10 +683,12 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     report.problems.push_back(std::move(summary));
   }
   for (auto& gpu : gpus) {
-    database.finish_run(gpu->run_id());
     report.worker_restarts += gpu->worker_restarts();
-    report.gpus.push_back(
-        TuneReport::Gpu{gpu->ordinal(), gpu->device(), gpu->run_id(), gpu->worker_restarts()});
+    if (gpu->owns_run()) {
+      database.finish_run(gpu->run_id());
+      report.gpus.push_back(TuneReport::Gpu{gpu->ordinal(), gpu->device(), gpu->run_id(), 0});
+    }
+    report.gpus.back().worker_restarts += gpu->worker_restarts();  // the run's lanes follow it
   }
   const rtc::CompileServiceStats compile = compile_service->stats();
   report.kernels_compiled = compile.compiled;

@@ -47,8 +47,11 @@ struct TuneOptions {
   std::string command;                       ///< the command line, recorded with the run
   const TemplateLibrary* library = nullptr;  ///< nullptr: TemplateLibrary::instance()
   WorkerOptions worker;                      ///< device ordinal, executable, template folder, simulation
-  /// CUDA ordinals of the GPUs to tune on, one worker each; empty: worker.device alone.
+  /// CUDA ordinals of the GPUs to tune on; empty: worker.device alone.
   std::vector<int> devices;
+  /// Problems each GPU searches at once, each with a worker of its own; the GPU measures one at a time,
+  /// so one search's batch compiles while another's is measured. Fewer where a GPU has fewer problems.
+  size_t searches_per_gpu = 3;
   /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
   size_t compile_ahead_problems = 1;
   /// Instead of GPUs: one GPU replayed from these recorded tables (its device is the first table's); no
@@ -86,6 +89,7 @@ struct TuneReport {
     int worker_restarts = 0;
   };
   std::vector<Gpu> gpus;                 ///< every GPU, with its run
+  size_t searches_per_gpu = 1;           ///< problems each GPU searched at once
   std::vector<ProblemSummary> problems;  ///< per GPU model, then per problem
   int worker_restarts = 0;
   unsigned compile_threads = 0;

@@ -86,5 +86,28 @@ TEST(DeviceSchedule, HelpGoesWhereTheFewestGpusWork) {
   EXPECT_EQ(second.problem, 1u);
 }
 
+TEST(DeviceSchedule, LanesOfOneGpuSearchApartAndHelpOnlyOtherGpus) {
+  // GPU 7 runs lanes 0 and 1, GPU 9 lane 2.
+  DeviceSchedule schedule({"A", "A", "A"}, {5, 4, 3, 2}, {7, 7, 9});
+  EXPECT_EQ(schedule.next(0).problem, 0u);
+  EXPECT_EQ(schedule.next(1).problem, 1u);
+  EXPECT_EQ(schedule.next(2).problem, 2u);
+  schedule.finished(1, 1);
+  EXPECT_EQ(schedule.next(1).problem, 3u);
+  schedule.finished(1, 3);
+  // Problems 0 (lane 0, the same GPU) and 2 (lane 2, GPU 9) run: lane 1 helps only on GPU 9's.
+  const auto help = schedule.next(1);
+  ASSERT_EQ(help.kind, Kind::kHelp);
+  EXPECT_EQ(help.problem, 2u);
+  schedule.finished(2, 2);
+  schedule.helped(1, 2);
+  // Problem 0 is left, on lane 1's own GPU: nothing to do. Lane 2 helps it from GPU 9.
+  EXPECT_EQ(schedule.next(1).kind, Kind::kDone);
+  const auto other = schedule.next(2);
+  ASSERT_EQ(other.kind, Kind::kHelp);
+  EXPECT_EQ(other.problem, 0u);
+  EXPECT_EQ(schedule.lanes_on("A", 0), (std::vector<size_t>{0, 2}));
+}
+
 }  // namespace
 }  // namespace gemmforge::tuner

@@ -85,5 +85,43 @@ TEST_F(TuneDevicesTest, TwoGpusOfOneModelTuneEachProblemOnceAndCompileEachKernel
   EXPECT_EQ(again.kernels_compiled, 0u);
 }
 
+TEST_F(TuneDevicesTest, SearchesSharingOneGpuTuneEachProblemOnceAsOneSearchWould) {
+  TuneOptions shared = options({0});
+  shared.searches_per_gpu = 2;
+  const TuneReport report = tune(database_, shared);
+  EXPECT_EQ(report.searches_per_gpu, 2u);
+  ASSERT_EQ(report.gpus.size(), 1u) << "two searches, one GPU";
+  EXPECT_EQ(report.kernels_compiled, 8u);
+  const std::vector<db::DeviceRecord> devices = database_.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(database_.runs(devices.front().id).size(), 1u) << "the searches share the GPU's run";
+
+  // One search at a time finds the same best configs after measuring the same candidates.
+  db::Database alone_database = db::Database::open(folder_.file("alone.db"));
+  TuneOptions alone = options({0});
+  alone.searches_per_gpu = 1;
+  const TuneReport one = tune(alone_database, alone);
+  EXPECT_EQ(one.searches_per_gpu, 1u);
+  ASSERT_EQ(report.problems.size(), one.problems.size());
+  for (size_t i = 0; i < report.problems.size(); ++i) {
+    const ProblemSummary& p = report.problems[i];
+    EXPECT_EQ(p.problem, one.problems[i].problem);
+    EXPECT_EQ(p.measured, 6u) << p.problem.to_string();
+    EXPECT_EQ(p.gpus, std::vector<int>{0}) << "a search never helps another on its own GPU";
+    ASSERT_TRUE(p.best && one.problems[i].best);
+    EXPECT_EQ(p.best->config_key, one.problems[i].best->config_key) << p.problem.to_string();
+  }
+}
+
+TEST_F(TuneDevicesTest, ASingleProblemGetsOneSearchPerGpu) {
+  TuneOptions o = options({0});
+  o.problems.resize(1);
+  o.searches_per_gpu = 4;
+  const TuneReport report = tune(database_, o);
+  EXPECT_EQ(report.searches_per_gpu, 1u) << "no worker is started for searches without a problem";
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems.front().measured, 6u);
+}
+
 }  // namespace
 }  // namespace gemmforge::tuner

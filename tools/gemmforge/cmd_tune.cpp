@@ -53,6 +53,7 @@ struct TuneCliOptions {
   double timeout_s = 0;
   unsigned threads = 0;
   size_t batch = 0;
+  size_t searches = tuner::TuneOptions().searches_per_gpu;
   bool json = false;
 };
 
@@ -159,6 +160,7 @@ void print_summary(const tuner::TuneReport& report) {
                gpu.ordinal >= 0 ? fmt::format("GPU{}", gpu.ordinal) : "a replayed", gpu.device.name,
                gpu.run_id);
   }
+  if (report.searches_per_gpu > 1) fmt::print(", {} problems at a time per GPU", report.searches_per_gpu);
   if (report.worker_restarts > 0)
     fmt::print("; the workers were restarted {} time(s)", report.worker_restarts);
   if (report.kernels_compiled > 0) {
@@ -255,6 +257,7 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
   return {{"device", report.device.name},
           {"run", report.run_id},
           {"gpus", gpus},
+          {"searches_per_gpu", report.searches_per_gpu},
           {"wall_s", report.wall_s},
           {"worker_restarts", report.worker_restarts},
           {"compile",
@@ -350,6 +353,7 @@ int run_tune(const TuneCliOptions& o) {
   options.quiet = o.quiet;
   options.compile_threads = o.threads;
   options.batch = o.batch;
+  options.searches_per_gpu = o.searches;
   options.command = command_line();
   options.worker.device = ordinal;
   options.devices = ordinals;
@@ -427,6 +431,11 @@ Command register_tune(CLI::App& app) {
          "--batch", o->batch,
          "Candidates proposed per search step, compiled together (0: one per compile thread, 4 to 16)")
       ->capture_default_str();
+  cmd->add_option("--searches", o->searches,
+                  "Problems each GPU searches at once, each with a worker of its own: one's batch compiles "
+                  "while another's is measured, and the GPU measures one at a time")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   return {cmd, [o] { return run_tune(*o); }};
 }
 
