@@ -2,10 +2,12 @@
 #include "tuner/timing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "cuda/check.hpp"
 #include "cuda/event.hpp"
+#include "gemmforge/error.hpp"
 
 namespace gemmforge::tuner {
 
@@ -23,20 +25,37 @@ void L2Flusher::flush(cudaStream_t stream) {
 
 Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                      const TimingOptions& options, L2Flusher& flusher) {
-  for (int i = 0; i < options.warmup; ++i) launch(stream);
-  GEMMFORGE_CUDA_CHECK(cudaGetLastError());
-  GEMMFORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  // Batches of event pairs: enqueue several repetitions, then read them, so the host never idles the GPU
-  // between repetitions more than a flush takes.
   constexpr int kBatch = 8;
   std::vector<cuda::Event> starts(kBatch);
   std::vector<cuda::Event> stops(kBatch);
+
+  // Warm-up: `warmup` launches, or fewer once they took warmup_ms (a long kernel is warm after one).
+  double warm_ms = 0;
+  int warm_launches = 0;
+  for (; warm_launches < std::max(1, options.warmup) && (warm_launches == 0 || warm_ms < options.warmup_ms);
+       ++warm_launches) {
+    starts[0].record(stream);
+    launch(stream);
+    stops[0].record(stream);
+    GEMMFORGE_CUDA_CHECK(cudaGetLastError());
+    stops[0].synchronize();
+    warm_ms += stops[0].elapsed_since(starts[0]);
+  }
+
+  // Batches of event pairs: enqueue several repetitions, then read them, so the host never idles the GPU
+  // between repetitions more than a flush takes. A batch holds no more repetitions than the minimum count
+  // and the budget still need, at the pace of the launches so far.
   std::vector<double> samples;
   double total = 0;
-  while (static_cast<int>(samples.size()) < options.max_repetitions &&
-         (static_cast<int>(samples.size()) < options.min_repetitions || total < options.budget_ms)) {
-    const int batch = std::min<int>(kBatch, options.max_repetitions - static_cast<int>(samples.size()));
+  auto needed = [&] {
+    const int done = static_cast<int>(samples.size());
+    const double pace_ms = done > 0 ? total / done : warm_ms / warm_launches;
+    const int for_budget = total < options.budget_ms && pace_ms > 0
+                               ? static_cast<int>(std::ceil((options.budget_ms - total) / pace_ms))
+                               : (total < options.budget_ms ? kBatch : 0);
+    return std::min(options.max_repetitions - done, std::max(options.min_repetitions - done, for_budget));
+  };
+  for (int batch = std::min(kBatch, needed()); batch > 0; batch = std::min(kBatch, needed())) {
     for (int i = 0; i < batch; ++i) {
       if (options.flush_l2) flusher.flush(stream);
       starts[i].record(stream);
@@ -51,6 +70,7 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
       total += ms;
     }
   }
+  if (samples.empty()) throw InvalidArgumentError("timing: max_repetitions must be at least 1");
   std::sort(samples.begin(), samples.end());
   Timing t;
   t.repetitions = static_cast<int>(samples.size());

@@ -1,5 +1,6 @@
 // Timing device work the same way for every contender: CUDA events around each launch, warm-up first,
-// L2 flushed before every repetition, repetitions until a time budget or a minimum count, median kept.
+// L2 flushed before every repetition, repetitions until a time budget or a minimum count (no more than
+// needed to reach them), median kept.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,7 +12,8 @@
 namespace gemmforge::tuner {
 
 struct TimingOptions {
-  int warmup = 3;
+  int warmup = 3;         ///< launches before timing, fewer when they add up to warmup_ms
+  double warmup_ms = 10;  ///< warm-up stops once its launches took this long (after one at least)
   int min_repetitions = 10;
   int max_repetitions = 200;
   double budget_ms =

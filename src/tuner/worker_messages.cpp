@@ -145,6 +145,7 @@ KernelProblem read_problem(const Reader& r) {
 
 json timing_options_json(const TimingOptions& o) {
   return {{"warmup", o.warmup},
+          {"warmup_ms", o.warmup_ms},
           {"min_repetitions", o.min_repetitions},
           {"max_repetitions", o.max_repetitions},
           {"budget_ms", o.budget_ms},
@@ -154,6 +155,7 @@ json timing_options_json(const TimingOptions& o) {
 TimingOptions read_timing_options(const Reader& r) {
   TimingOptions o;
   o.warmup = r.get<int>("warmup");
+  o.warmup_ms = r.number("warmup_ms");
   o.min_repetitions = r.get<int>("min_repetitions");
   o.max_repetitions = r.get<int>("max_repetitions");
   o.budget_ms = r.number("budget_ms");
