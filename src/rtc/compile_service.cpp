@@ -27,6 +27,7 @@ CompileService::CompileService(unsigned threads, CompileFunction compile, size_t
       ahead_delay_s_(ahead_delay_s) {
   if (threads == 0) threads = default_compile_threads();
   max_ahead_ = 4 * static_cast<size_t>(threads);
+  max_running_ahead_ = std::max<size_t>(1, threads / 2);
   for (unsigned t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
 }
 
@@ -106,7 +107,9 @@ bool CompileService::known(const std::string& key) const {
 void CompileService::work() {
   std::unique_lock lock(mutex_);
   while (true) {
-    queued_.wait(lock, [this] { return stop_ || !now_.empty() || !ahead_.empty(); });
+    queued_.wait(lock, [this] {
+      return stop_ || !now_.empty() || (!ahead_.empty() && running_ahead_ < max_running_ahead_);
+    });
     if (stop_) return;
     Ticket job;
     while (!job && !now_.empty()) {
@@ -114,7 +117,7 @@ void CompileService::work() {
       now_.pop_front();
       if (next->state == Job::State::kQueued) job = std::move(next);  // else raised: started already
     }
-    while (!job && !ahead_.empty()) {
+    while (!job && !ahead_.empty() && running_ahead_ < max_running_ahead_) {
       if (ahead_.front()->state != Job::State::kQueued) {
         ahead_.pop_front();
         continue;
@@ -129,6 +132,8 @@ void CompileService::work() {
       ahead_.pop_front();
     }
     if (!job) continue;
+    const bool guess = job->priority == CompilePriority::kAhead;
+    running_ahead_ += guess ? 1 : 0;
     job->state = Job::State::kRunning;
     if (running_++ == 0) busy_since_s_ = now_s();
     lock.unlock();
@@ -146,6 +151,10 @@ void CompileService::work() {
     ++stats_.compiled;
     stats_.compile_sum_s += job->result.compile_ms / 1e3;
     if (--running_ == 0) stats_.busy_s += job->finished_s - busy_since_s_;
+    if (guess) {
+      --running_ahead_;
+      queued_.notify_one();  // a guess may start now
+    }
     keep_done(job);
     finished_.notify_all();
   }

@@ -42,7 +42,8 @@ class CompileService {
   /// Starts `threads` compile threads (0: default_compile_threads()). `compile` compiles one request
   /// (rtc::compile unless a test injects another). The last `keep` finished compilations stay
   /// available to later requests of their key. A kernel queued ahead waits `ahead_delay_s` before a thread
-  /// may take it, so that the batch a search asks for right after queueing its guesses goes first.
+  /// may take it, so that the batch a search asks for right after queueing its guesses goes first. At
+  /// most half the threads compile guesses at once: the others stay free for kernels wanted now.
   explicit CompileService(unsigned threads = 0, CompileFunction compile = {}, size_t keep = 512,
                           double ahead_delay_s = 0.05);
   /// Abandons the compilations not started and joins the threads.
@@ -93,6 +94,8 @@ class CompileService {
   std::list<std::string> kept_;         // finished keys, oldest first
   bool stop_ = false;
   size_t running_ = 0;
+  size_t running_ahead_ = 0;  // of running_, compilations started ahead of the search
+  size_t max_running_ahead_ = 0;
   double busy_since_s_ = 0;
   CompileServiceStats stats_;
   std::vector<std::jthread> threads_;  // last: joined before the members they use are destroyed

@@ -267,7 +267,8 @@ class LaneDriver {
         const std::unique_ptr<Strategy> strategy = search_.strategy();
         const std::unique_ptr<StopCondition> stop = search_.stop(*space);
         SplitEvaluator split(own_evaluator, shared, failed_);
-        result.history = search(*space, *strategy, split, *stop, search_.batch, std::move(resumed));
+        result.history = search(*space, *strategy, split, *stop, search_.batch, std::move(resumed),
+                                search_.guessed_batches);
       }
     } catch (...) {
       error = std::current_exception();

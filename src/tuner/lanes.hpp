@@ -48,6 +48,8 @@ struct LaneSearch {
   std::function<std::unique_ptr<Strategy>()> strategy;
   std::function<std::unique_ptr<StopCondition>(const SearchSpace&)> stop;
   size_t batch = 8;
+  /// Batches' worth of the strategy's guesses compiled ahead while a batch is measured.
+  size_t guessed_batches = 2;
   /// Problems, not yet started, whose first batch compiles ahead while a lane's problem is searched, per
   /// lane of the model.
   size_t compile_ahead_problems = 1;

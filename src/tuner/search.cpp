@@ -25,7 +25,7 @@ History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluato
 }
 
 History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
-               size_t batch, History history) {
+               size_t batch, History history, size_t guessed_batches) {
   if (batch == 0) throw InvalidArgumentError("a search batch must hold at least one candidate");
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed_s = [&] {
@@ -47,10 +47,12 @@ History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluato
     }
     // What the strategy expects to want next compiles while this batch is measured. Guessing two
     // batches' worth covers more of what guided really proposes next (on the recorded H200 tables, 66-82%
-    // of its candidates instead of 51-67% with one batch's worth); the compile threads idle through the
-    // measurements anyway.
+    // of its candidates instead of 51-67% with one batch's worth) where the compile threads would idle
+    // through the measurements; where other searches keep them busy, guesses take their time.
     const size_t next = std::min(batch, stop.evaluations_left(history) - count);
-    if (next > 0) evaluator.prefetch(space, strategy.upcoming(space, history, candidates, 2 * next));
+    if (next > 0 && guessed_batches > 0) {
+      evaluator.prefetch(space, strategy.upcoming(space, history, candidates, guessed_batches * next));
+    }
     const std::vector<Observation> observations = evaluator.evaluate(space, candidates);
     if (observations.size() != candidates.size()) {
       throw InternalError(fmt::format("the evaluator answered {} observations for {} candidates",

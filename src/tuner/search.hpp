@@ -142,8 +142,9 @@ class Evaluator {
 History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
                size_t batch);
 /// As above, continuing from observations made earlier (a resumed run: trials already stored). They
-/// count towards the stop condition and inform the strategy, and are never proposed again.
+/// count towards the stop condition and inform the strategy, and are never proposed again. While a batch
+/// is measured, `guessed_batches` batches' worth of the strategy's guesses at what comes next compile ahead.
 History search(const SearchSpace& space, Strategy& strategy, Evaluator& evaluator, const StopCondition& stop,
-               size_t batch, History history);
+               size_t batch, History history, size_t guessed_batches = 2);
 
 }  // namespace gemmforge::tuner

@@ -626,6 +626,8 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   search.stop = [&](const SearchSpace& space) { return make_stop(options, space.size()); };
   search.batch = options.batch > 0 ? options.batch : std::clamp<size_t>(threads, 4, 16);
   search.compile_ahead_problems = options.compile_ahead_problems;
+  // Searches sharing a GPU compile while the others measure: one batch's worth of guesses is enough.
+  search.guessed_batches = searches > 1 ? 1 : 2;
 
   LaneEvents events;
   events.started = [&](size_t lane, size_t problem, const SearchSpace& space, LaneEvaluator&) {

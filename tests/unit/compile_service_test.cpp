@@ -135,6 +135,32 @@ TEST(CompileService, TheBatchAskedForRightAfterTheGuessesGoesFirst) {
   EXPECT_EQ(compiler->count(), 2);
 }
 
+TEST(CompileService, GuessesTakeAtMostHalfTheThreads) {
+  auto compiler = std::make_shared<FakeCompiler>();
+  compiler->hold();
+  CompileService service(
+      4, [compiler](const CompileRequest& r) { return (*compiler)(r); }, 512, /*ahead_delay_s=*/0);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(service.ahead("g" + std::to_string(i), request("guess-" + std::to_string(i))));
+  }
+  compiler->wait_started(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(compiler->started().size(), 2u) << "two of four threads stay free while guesses wait";
+  // A kernel wanted now starts at once on a free thread.
+  const CompileService::Ticket wanted = service.submit("w", request("wanted"), CompilePriority::kNow);
+  compiler->wait_started(3);
+  EXPECT_EQ(compiler->started()[2], "wanted");
+  compiler->release();
+  wait_all(service, {wanted});
+  std::vector<CompileService::Ticket> guesses;
+  for (int i = 0; i < 4; ++i) {
+    guesses.push_back(service.submit("g" + std::to_string(i), request("guess-" + std::to_string(i)),
+                                     CompilePriority::kAhead));
+  }
+  wait_all(service, guesses);
+  EXPECT_EQ(compiler->count(), 5) << "every guess compiles in the end";
+}
+
 TEST(CompileService, OldGuessesGiveWayToNewOnes) {
   auto compiler = std::make_shared<FakeCompiler>();
   compiler->hold();
