@@ -124,11 +124,11 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
     s.basis = "no generated kernel computes this problem on this GPU";
     return s;
   }
-  // Both times measured: cuBLAS must be faster by the measured margin; otherwise the generated kernel
-  // must be predicted faster by the (wider) predicted margin.
+  // Both times measured: the generated kernel must be faster by the measured margin; otherwise it must
+  // be predicted faster, one typical error above its prediction, by the predicted margin.
   const bool measured = vendor_measured && !s.time_predicted;
   const bool vendor_wins =
-      measured ? *s.vendor_ms < *s.time_ms * (1 - options_.measured_margin)
+      measured ? *s.vendor_ms < *s.time_ms * (1 + options_.measured_margin)
                : *s.time_ms * std::exp(s.time_log_error) * (1 + options_.predicted_margin) > *s.vendor_ms;
   if (!vendor_wins) return s;
   s.basis = fmt::format("cuBLAS {} {:.4g} ms against {:.4g} ms {} for the fastest generated kernel ({})",

@@ -50,6 +50,7 @@ class RuntimeSelector : public ::testing::Test {
       record(d, h100_, problem(4096, 4096, 4096), mid(), 2.2, 2.1);
       record(d, h100_, problem(1024, 1024, 1024), mid(), 0.10, 0.12);
       record(d, h100_, problem(2048, 2048, 2048, "nn", 1, 1, 1), narrow(), 1.0, 0.5);  // cuBLAS twice as fast
+      record(d, h100_, problem(3072, 3072, 3072), big(), 1.0, 1.01);                   // a tie: 1% apart
     });
   }
 
@@ -109,6 +110,15 @@ TEST_F(RuntimeSelector, TheFastestResultOfTheModelServesAndACardsOwnWhenAsFast) 
     record(d, d.upsert_device(third), problem(1024, 1024, 1024), mid(), 0.083, 0.12);
   });
   EXPECT_EQ(select(third, problem(1024, 1024, 1024)).choice->config, mid());
+}
+
+TEST_F(RuntimeSelector, ATieGoesToCuBlasAndAClearWinToTheGeneratedKernel) {
+  const Selection tie = select(h100_card_, problem(3072, 3072, 3072));
+  EXPECT_EQ(tie.level, PlanLevel::kVendor) << tie.basis;
+  ASSERT_TRUE(tie.choice);
+  EXPECT_EQ(tie.choice->config, big());
+  // 4096^3: the generated kernel measured 5% faster than cuBLAS serves.
+  EXPECT_EQ(select(h100_card_, problem(4096, 4096, 4096)).level, PlanLevel::kExact);
 }
 
 TEST_F(RuntimeSelector, CuBlasServesWhereItWasMeasuredFasterUnlessTurnedOff) {
