@@ -1,15 +1,40 @@
 // Parallel NVRTC compilation.
 #include "rtc/compile_pool.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <fstream>
+#include <set>
 #include <thread>
 
 namespace gemmforge::rtc {
 
+unsigned count_cores(const std::vector<std::string>& sibling_lists) {
+  const std::set<std::string> cores(sibling_lists.begin(), sibling_lists.end());
+  return std::max(1u, static_cast<unsigned>(cores.size()));
+}
+
 unsigned default_compile_threads() {
-  return std::max(1u, std::thread::hardware_concurrency());
+  static const unsigned cores = [] {
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return hardware;
+    std::vector<std::string> siblings;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed)) continue;
+      std::ifstream file("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                         "/topology/thread_siblings_list");
+      std::string list;
+      if (!(file >> list)) return hardware;  // no topology to read: every hardware thread
+      siblings.push_back(list);
+    }
+    return siblings.empty() ? hardware : count_cores(siblings);
+  }();
+  return cores;
 }
 
 std::vector<CompileResult> compile_all(const std::vector<CompileRequest>& requests, unsigned threads) {

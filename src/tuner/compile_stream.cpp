@@ -1,14 +1,16 @@
 // A small pool of compile threads feeding a queue of finished results.
 #include "tuner/compile_stream.hpp"
 
+#include "rtc/compile_pool.hpp"
+
 #include <algorithm>
 #include <exception>
 
 namespace gemmforge::tuner {
 
 unsigned default_tuning_compile_threads() {
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  return std::max(1u, hardware - 1);
+  const unsigned cores = rtc::default_compile_threads();
+  return std::max(1u, cores - 1);
 }
 
 CompileStream::CompileStream(std::vector<rtc::CompileRequest> requests, unsigned threads)

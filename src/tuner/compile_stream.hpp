@@ -17,8 +17,8 @@
 
 namespace gemmforge::tuner {
 
-/// Compile threads the tuner uses by default: one per hardware thread but one, which is left to the
-/// worker so its timing loop keeps the GPU fed.
+/// Compile threads the tuner uses by default: one per core but one, which is left to the worker so its
+/// timing loop keeps the GPU fed.
 unsigned default_tuning_compile_threads();
 
 class CompileStream {

@@ -15,6 +15,7 @@
 
 #include "cuda/cublas_handle.hpp"
 #include "gemmforge/error.hpp"
+#include "rtc/compile_pool.hpp"
 #include "rtc/compiler.hpp"
 #include "tuner/compile_stream.hpp"
 #include "tuner/gpu_evaluator.hpp"
@@ -554,12 +555,12 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   report.device = gpus.front()->device();
   report.run_id = gpus.front()->run_id();
   report.searches_per_gpu = options.replay != nullptr ? 1 : searches;
-  // By default every hardware thread compiles but one per GPU, left to its worker's timing loop.
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  // By default every core compiles but one per GPU, left to its worker's timing loop.
+  const unsigned cores = rtc::default_compile_threads();
   const auto physical = static_cast<unsigned>(ordinals.size());
   report.compile_threads = options.compile_threads > 0
                                ? options.compile_threads
-                               : std::max(1u, hardware > physical ? hardware - physical : 1u);
+                               : std::max(1u, cores > physical ? cores - physical : 1u);
   auto compile_service = std::make_shared<rtc::CompileService>(report.compile_threads);
 
   const std::vector<db::DeviceRecord> known_devices = database.devices();

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <thread>
 
 #include "core/dtype.hpp"
 #include "core/eligibility.hpp"
@@ -180,6 +182,23 @@ TEST(PtxasReport, ReadsTheEntryItIsAskedFor) {
   EXPECT_EQ(other.static_smem_bytes, 1024);
   EXPECT_FALSE(other.spills());
   EXPECT_EQ(parse_ptxas_report(log, "missing").registers, -1);
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc
+
+namespace gemmforge::rtc {
+namespace {
+
+TEST(CompileThreads, HardwareThreadsSharingACoreCountOnce) {
+  // Two cores with two hardware threads each (CPUs 0 and 2 share a core, 1 and 3 the other), and a core
+  // of its own.
+  EXPECT_EQ(count_cores({"0,2", "1,3", "0,2", "1,3"}), 2u);
+  EXPECT_EQ(count_cores({"0-1", "0-1", "2"}), 2u);
+  EXPECT_EQ(count_cores({}), 1u);
+  const unsigned threads = default_compile_threads();
+  EXPECT_GE(threads, 1u);
+  EXPECT_LE(threads, std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace

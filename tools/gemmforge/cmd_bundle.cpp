@@ -100,8 +100,7 @@ Command register_bundle(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--results", o->results, "Folder of exports to bundle (default: the built-in results)");
   cmd->add_option("-o,--output", o->output, "Bundle file to write, e.g. db/tuned/sm_90.cubins")->required();
-  cmd->add_option("--threads", o->threads, "NVRTC threads (0: one per hardware thread)")
-      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "NVRTC threads (0: one per core)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   return {cmd, [o] { return run_bundle(*o); }};
 }

@@ -41,7 +41,7 @@ struct CompileOptions {
 // Compiles `sample` random configs of the problem's space through the tuner's compile pool and reports
 // the compile time per kernel and the throughput: what tuning pays before it can measure anything.
 // Configs that differ only in launch parameters share one kernel, compiled once. Without --threads, on
-// one thread and then on every hardware thread.
+// one thread and then on one thread per core.
 int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
@@ -221,8 +221,7 @@ Command register_compile(CLI::App& app) {
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   cmd->add_option("--sample", o->sample,
                   "Instead: compile N random configs of the space and report compile times");
-  cmd->add_option("--threads", o->threads,
-                  "Compile threads for --sample (default: one, then all hardware threads)");
+  cmd->add_option("--threads", o->threads, "Compile threads for --sample (default: one, then one per core)");
   cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_compile(*o); }};
