@@ -49,7 +49,10 @@ TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
   ASSERT_GE(v.problems.size(), 30u);
   EXPECT_GE(v.median_rank_correlation, 0.6);
   EXPECT_LE(v.geomean_chosen_over_best, 1.15);
-  EXPECT_LE(v.geomean_vendor_error, 1.35);
+  // cuBLAS's unaligned 16-bit rows apart from FP32's: its time is predicted within 1.12x (1.30x when one
+  // feature stood for both), and nothing left out is served below 0.98 of cuBLAS (0.52 then).
+  EXPECT_LE(v.geomean_vendor_error, 1.2);
+  EXPECT_GE(v.min_served_vs_cublas, 0.95);
 }
 
 }  // namespace
