@@ -2,6 +2,7 @@
 // files and import documents. Every case must exit with the documented status, print a message that says
 // what is wrong, and leave every file of its folder exactly as it was (no database changed or created).
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -122,6 +123,12 @@ auto measure(const std::string& field, json value) {
 
 std::vector<BadInput> cases() {
   const std::string query = "query --device-name 'NVIDIA H200' ";
+  // Entries appended to the good document are named by their index, past those it holds.
+  const json good = CaseFolder::good_document();
+  const size_t devices = good["devices"].size();
+  const size_t results = good["results"].size();
+  const size_t trials = good["trials"].size();
+  const std::string first_uuid = good["devices"][0]["uuid"].get<std::string>();
   std::vector<BadInput> c = {
       // Command lines --------------------------------------------------------------------------------
       {"UnknownCommand", [](CaseFolder&) { return std::string("frobnicate"); }, kInvalid,
@@ -417,15 +424,15 @@ std::vector<BadInput> cases() {
                "devices[0].uuid: 'my-gpu' is neither a GPU UUID"),
       document(
           "DeviceListedTwice", [](json& d) { d["devices"].push_back(d["devices"][0]); },
-          "devices[1].uuid: \"GPU-3f84c3b9-0eab-1195-a806-99246f0038e4\" is listed twice"),
+          fmt::format("devices[{}].uuid: \"{}\" is listed twice", devices, first_uuid)),
       document("ResultOfAnUnlistedDevice", set("/results/0/device", "GPU-00000000-elsewhere"),
                "results[0].device: \"GPU-00000000-elsewhere\" is not the uuid of an entry of \"devices\""),
       document(
           "TwoResultsForOneProblem", [](json& d) { d["results"].push_back(d["results"][3]); },
-          "results[12]: a second result for f32 nn 512x512x512"),
+          fmt::format("results[{}]: a second result for ", results)),
       document(
           "OneTrialTwice", [](json& d) { d["trials"].push_back(d["trials"][5]); },
-          "trials[12]: repeats an earlier entry"),
+          fmt::format("trials[{}]: repeats an earlier entry", trials)),
       document("UnknownTemplate", set("/results/0/template", "hgemm_wmma"), "unknown template 'hgemm_wmma'"),
       document("ConfigBreakingItsManifest", set("/results/2/config", "BM=3"), "results[2]"),
       document("TrialStatusUnknown", set("/trials/0/status", "exploded"),
