@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/template_library.hpp"
@@ -15,20 +18,27 @@ namespace {
 
 constexpr int kBlock = 256;
 
-std::vector<char> build_utilities() {
+// The utility kernels' cubin for the current device's architecture, compiled once per process and
+// architecture: a tuning worker builds a rig per problem, and NVRTC would otherwise run for each.
+const std::vector<char>& build_utilities() {
   int ordinal = 0;
   GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
   int major = 0;
   int minor = 0;
   GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
   GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal));
+  const std::string arch = "sm_" + std::to_string(major * 10 + minor);
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<char>> cubins;
+  std::lock_guard lock(mutex);
+  if (auto it = cubins.find(arch); it != cubins.end()) return it->second;
   const TemplateLibrary& library = TemplateLibrary::instance();
   CompileRequest request;
   request.source = library.support_source("util.cu");
   request.source_name = "util.cu";
   request.headers = library.headers();
-  request.arch = "sm_" + std::to_string(major * 10 + minor);
-  return compile(request).cubin_or_throw();
+  request.arch = arch;
+  return cubins.emplace(arch, compile(request).cubin_or_throw()).first->second;
 }
 
 }  // namespace
