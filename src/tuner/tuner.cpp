@@ -263,6 +263,8 @@ class GpuLane : public RecordingLane {
           const TemplateLibrary& library)
       : RecordingLane(database, database_mutex, library), worker_(std::move(worker)) {}
 
+  // Starts the worker process without waiting for it to set CUDA up.
+  void launch() { worker_.launch(); }
   void start(const TuneOptions& options) override {
     start_worker();
     record_device(options);
@@ -534,19 +536,25 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     gpus.push_back(std::make_unique<ReplayLane>(*options.replay, database, database_mutex, library));
     gpus.front()->start(options);
   } else {
+    // Every worker is launched before any is waited for, so they set CUDA up at the same time. On this
+    // thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
+    std::vector<GpuLane*> lanes_of_gpus;
     for (int ordinal : ordinals) {
       WorkerOptions worker_options = options.worker;
       worker_options.device = ordinal;
       if (options.timeout_s > 0) worker_options.evaluate_timeout_s = options.timeout_s;
-      // On this thread: a worker is killed when the thread that started it ends (PR_SET_PDEATHSIG).
-      auto first = std::make_unique<GpuLane>(worker_options, database, database_mutex, library);
-      first->start(options);
-      const GpuLane& started = *first;
-      gpus.push_back(std::move(first));
-      for (size_t s = 1; s < searches; ++s) {
-        auto beside = std::make_unique<GpuLane>(worker_options, database, database_mutex, library);
-        beside->start_beside(started);
-        gpus.push_back(std::move(beside));
+      for (size_t s = 0; s < searches; ++s) {
+        auto lane = std::make_unique<GpuLane>(worker_options, database, database_mutex, library);
+        lane->launch();
+        lanes_of_gpus.push_back(lane.get());
+        gpus.push_back(std::move(lane));
+      }
+    }
+    for (size_t i = 0; i < lanes_of_gpus.size(); ++i) {
+      if (i % searches == 0) {
+        lanes_of_gpus[i]->start(options);
+      } else {
+        lanes_of_gpus[i]->start_beside(*lanes_of_gpus[i - i % searches]);
       }
     }
   }

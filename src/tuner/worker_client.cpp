@@ -107,15 +107,20 @@ void WorkerClient::spawn() {
   stderr_partial_.clear();
   stderr_tail_.clear();
   process_ = ChildProcess::spawn(argv);
+  greeted_ = false;
   ++starts_;
   if (starts_ > 1) ++restarts_;
   spdlog::debug("started {} (pid {}){}", executable_, process_.pid(),
                 starts_ > 1 ? fmt::format(", restart {}", restarts_) : "");
 }
 
+void WorkerClient::launch() {
+  if (!process_.running()) spawn();
+}
+
 const HelloReply& WorkerClient::start() {
-  if (process_.running()) return *hello_;
-  spawn();
+  if (process_.running() && greeted_) return *hello_;
+  launch();
   HelloReply hello = setup_request<HelloReply>(to_frame(HelloRequest{}), options_.start_timeout_s, "start");
   if (hello.protocol != kWorkerProtocolVersion) {
     process_.kill();
@@ -130,6 +135,7 @@ const HelloReply& WorkerClient::start() {
                                     hello_->device.uuid));
   }
   hello_ = std::move(hello);
+  greeted_ = true;
   if (problem_) {
     const ProblemReady ready = setup_request<ProblemReady>(to_frame(*problem_), options_.problem_timeout_s,
                                                            "set up the problem again after a restart");

@@ -42,6 +42,10 @@ class WorkerClient {
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
+  /// Starts the worker process if none runs, without waiting for it: workers launched one after another
+  /// set CUDA up at the same time, and start() then finds each ready sooner.
+  void launch();
+
   /// Starts the worker if none runs (sending the current problem again after a restart) and returns
   /// its hello. Throws Error, of the kind the worker met, when it cannot start or set up the problem,
   /// or when a restarted worker reports another GPU.
@@ -95,6 +99,7 @@ class WorkerClient {
   std::string executable_;
   ChildProcess process_;
   std::optional<HelloReply> hello_;
+  bool greeted_ = false;  // the running process answered a hello
   std::optional<SetProblemRequest> problem_;
   std::optional<Timing> cublas_;
   std::string stderr_partial_;  // an unfinished last line
