@@ -1,4 +1,4 @@
-// The tuning run: one worker for the device, one run row, and per problem a search space, a resumed
+// The tuning run: per GPU a run row and a worker per search, and per problem a search space, a resumed
 // history, a strategy and a stop condition handed to search().
 #include "tuner/tuner.hpp"
 #include "core/eligibility.hpp"

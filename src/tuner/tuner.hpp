@@ -1,5 +1,5 @@
-// Tuning problems on one GPU: for each problem, the candidates of every matching template, searched by a
-// strategy, measured in the worker process and recorded in the database as one run.
+// Tuning problems on the GPUs of a host: for each problem, the candidates of every matching template,
+// searched by a strategy, measured in a worker process and recorded in the database, one run per GPU.
 #pragma once
 
 #include <cstddef>
@@ -109,9 +109,10 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
                                const KernelProblem& problem, const std::vector<std::string>& templates,
                                const Pins& pins);
 
-/// Tunes every problem of `options` on each GPU model of options.devices (or the worker's GPU): one worker
-/// per GPU, one compile pool, one database connection. GPUs of one model share the problems (each tuned
-/// once, by one GPU or, when GPUs are left over, several); every model tunes every problem. Records a run
+/// Tunes every problem of `options` on each GPU model of options.devices (or the worker's GPU): a worker
+/// per search (searches_per_gpu per GPU, taking turns on it), one compile pool, one database connection.
+/// GPUs of one model share the problems (each tuned once, by one GPU or, when GPUs are left over,
+/// several); every model tunes every problem. Records a run
 /// per GPU, every trial and the best configs in `database`. Stored trials of a problem on a GPU of its
 /// model are resumed, not measured again.
 TuneReport tune(db::Database& database, const TuneOptions& options);
