@@ -11,9 +11,7 @@ namespace gemmforge::tuner {
 DeviceSchedule::DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs,
                                std::vector<int> lane_gpus)
     : lane_models_(std::move(lane_models)), lane_gpus_(std::move(lane_gpus)), costs_(std::move(costs)) {
-  if (lane_gpus_.empty()) {
-    for (size_t lane = 0; lane < lane_models_.size(); ++lane) lane_gpus_.push_back(static_cast<int>(lane));
-  }
+  if (lane_gpus_.empty()) lane_gpus_.assign(lane_models_.size(), -1);
   if (lane_gpus_.size() != lane_models_.size()) throw InternalError("DeviceSchedule: one GPU per lane");
   std::vector<size_t> order(costs_.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -57,6 +55,7 @@ DeviceSchedule::Work DeviceSchedule::next(size_t lane) {
 
 bool DeviceSchedule::shares_gpu(size_t lane, const Running& running) const {
   const int gpu = lane_gpus_[lane];
+  if (gpu < 0) return false;  // a GPU of its own
   if (lane_gpus_[running.owner] == gpu) return true;
   return std::any_of(running.helpers.begin(), running.helpers.end(),
                      [&](size_t helper) { return lane_gpus_[helper] == gpu; });

@@ -18,7 +18,8 @@ class DeviceSchedule {
  public:
   /// `lane_models[i]` names the GPU model of lane i; `costs[p]` estimates the work of problem p (the
   /// order problems start in: costliest first, ties in the given order). `lane_gpus[i]` names the GPU
-  /// lane i measures on, where lanes share GPUs; empty: every lane has a GPU of its own.
+  /// lane i measures on, where lanes share GPUs (negative: a GPU of its own); empty: every lane has a GPU
+  /// of its own.
   DeviceSchedule(std::vector<std::string> lane_models, std::vector<double> costs,
                  std::vector<int> lane_gpus = {});
 

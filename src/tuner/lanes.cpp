@@ -155,12 +155,9 @@ class LaneDriver {
     return names;
   }
 
-  // The GPU of each lane: lanes without a shared one get numbers no GPU has.
   static std::vector<int> gpus(const std::vector<DeviceLane*>& lanes) {
-    int own = 0;
-    for (const DeviceLane* lane : lanes) own = std::max(own, lane->gpu() + 1);
     std::vector<int> out;
-    for (const DeviceLane* lane : lanes) out.push_back(lane->gpu() >= 0 ? lane->gpu() : own++);
+    for (const DeviceLane* lane : lanes) out.push_back(lane->gpu());
     return out;
   }
 
