@@ -11,7 +11,11 @@ namespace gemmforge::cuda {
 
 class Event {
  public:
-  Event() { GEMMFORGE_CUDA_CHECK(cudaEventCreate(&event_)); }
+  /// `flags` as cudaEventCreateWithFlags takes them: cudaEventBlockingSync makes synchronize() sleep
+  /// instead of spinning a core.
+  explicit Event(unsigned flags = cudaEventDefault) {
+    GEMMFORGE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags));
+  }
   ~Event() {
     if (event_ != nullptr) GEMMFORGE_CUDA_LOG_ON_ERROR(cudaEventDestroy(event_));
   }

@@ -150,6 +150,7 @@ void CompileService::work() {
     job->finished_s = now_s();
     ++stats_.compiled;
     stats_.compile_sum_s += job->result.compile_ms / 1e3;
+    stats_.compile_cpu_s += job->result.cpu_ms / 1e3;
     if (--running_ == 0) stats_.busy_s += job->finished_s - busy_since_s_;
     if (guess) {
       --running_ahead_;

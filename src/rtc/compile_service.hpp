@@ -32,6 +32,7 @@ struct CompileServiceStats {
   size_t ahead_used = 0;     ///< of those, wanted later
   size_t ahead_dropped = 0;  ///< of those, dropped unstarted: more guesses waited than four per thread
   double compile_sum_s = 0;  ///< the compilations' own durations added up
+  double compile_cpu_s = 0;  ///< the CPU time the compiling threads spent in them
   double busy_s = 0;         ///< wall time with at least one compilation running
 };
 

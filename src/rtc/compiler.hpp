@@ -47,8 +47,9 @@ struct CompileResult {
   std::string log;
   std::vector<std::string> options;
   ResourceUsage usage;
-  double compile_ms = 0;
-  std::string error;  ///< one line when !ok, e.g. "NVRTC_ERROR_COMPILATION: 2 errors"
+  double compile_ms = 0;  ///< wall time of the compilation
+  double cpu_ms = 0;      ///< CPU time the compiling thread spent in it: below compile_ms when it waited
+  std::string error;      ///< one line when !ok, e.g. "NVRTC_ERROR_COMPILATION: 2 errors"
 
   /// The cubin, or an NvrtcError with the log and options.
   const std::vector<char>& cubin_or_throw() const;

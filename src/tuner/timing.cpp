@@ -26,8 +26,14 @@ void L2Flusher::flush(cudaStream_t stream) {
 Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                      const TimingOptions& options, L2Flusher& flusher) {
   constexpr int kBatch = 8;
-  std::vector<cuda::Event> starts(kBatch);
-  std::vector<cuda::Event> stops(kBatch);
+  // Waiting sleeps rather than spins: while one kernel is timed, the cores compile the next ones. The
+  // events' own timestamps do not depend on how the host waits.
+  std::vector<cuda::Event> starts;
+  std::vector<cuda::Event> stops;
+  for (int i = 0; i < kBatch; ++i) {
+    starts.emplace_back(cudaEventBlockingSync);
+    stops.emplace_back(cudaEventBlockingSync);
+  }
 
   // Warm-up: `warmup` launches, or fewer once they took warmup_ms (a long kernel is warm after one).
   double warm_ms = 0;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +37,18 @@ size_t searches_per_gpu(size_t asked, size_t problems, size_t gpus) {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TuneReport::ProcessUsage process_usage() {
+  rusage usage{};
+  TuneReport::ProcessUsage out;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return out;
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  out.user_s = seconds(usage.ru_utime);
+  out.system_s = seconds(usage.ru_stime);
+  out.involuntary_switches = usage.ru_nivcsw;
+  out.minor_faults = usage.ru_minflt;
+  return out;
 }
 
 std::vector<const KernelTemplate*> select_templates(const TemplateLibrary& library,
@@ -513,6 +526,7 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
 
 TuneReport tune(db::Database& database, const TuneOptions& options) {
   const auto start = Clock::now();
+  const TuneReport::ProcessUsage usage_at_start = process_usage();
   if (options.problems.empty()) throw InvalidArgumentError("nothing to tune: no problem given");
   make_strategy(options.strategy, options.seed);  // an unknown name fails before the GPU is touched
   const TemplateLibrary& library =
@@ -707,6 +721,12 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   report.compile_sum_s = compile.compile_sum_s;
   report.kernels_compiled_ahead = compile.ahead;
   report.kernels_ahead_used = compile.ahead_used;
+  report.compile_cpu_s = compile.compile_cpu_s;
+  const TuneReport::ProcessUsage usage_now = process_usage();
+  report.process.user_s = usage_now.user_s - usage_at_start.user_s;
+  report.process.system_s = usage_now.system_s - usage_at_start.system_s;
+  report.process.involuntary_switches = usage_now.involuntary_switches - usage_at_start.involuntary_switches;
+  report.process.minor_faults = usage_now.minor_faults - usage_at_start.minor_faults;
   report.wall_s = seconds_since(start);
   return report;
 }

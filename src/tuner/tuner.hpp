@@ -98,6 +98,15 @@ struct TuneReport {
   size_t kernels_ahead_used = 0;      ///< of those, wanted later
   double compile_busy_s = 0;          ///< wall time with compilations running
   double compile_sum_s = 0;           ///< the compilations' durations added up
+  double compile_cpu_s = 0;           ///< the CPU time the compiling threads spent in them
+  /// What the tuning process itself used during the run (workers not included): where compilations take
+  /// far longer than their CPU time, these say whether the threads waited for a core or for the kernel.
+  struct ProcessUsage {
+    double user_s = 0;
+    double system_s = 0;
+    long involuntary_switches = 0;  ///< a thread was preempted: more runnable threads than cores
+    long minor_faults = 0;          ///< pages mapped on first touch
+  } process;
   double wall_s = 0;
 };
 

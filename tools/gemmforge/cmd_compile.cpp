@@ -72,12 +72,14 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
     while (const std::optional<size_t> done = service.wait_any(tickets, taken)) taken[*done] = true;
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::vector<double> times;
+    double cpu_ms = 0;
     failed = 0;
     std::set<const rtc::CompileResult*> seen;
     for (const rtc::CompileService::Ticket& ticket : tickets) {
       const rtc::CompileResult& r = rtc::CompileService::result(ticket);
       if (!seen.insert(&r).second) continue;
       times.push_back(r.compile_ms);
+      cpu_ms += r.cpu_ms;
       failed += r.ok ? 0 : 1;
     }
     std::sort(times.begin(), times.end());
@@ -86,14 +88,16 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
                     {"median_ms", times[times.size() / 2]},
                     {"min_ms", times.front()},
                     {"max_ms", times.back()},
+                    {"mean_cpu_ms", cpu_ms / times.size()},
                     {"kernels_per_s", times.size() / wall_s},
                     {"failed", failed}});
     if (o.json) continue;
     fmt::print(
         "{} configs of {} for {} ({}), {} distinct kernels, on {} thread(s): median {:.0f} ms per kernel "
-        "(min {:.0f}, max {:.0f}), {:.2f} kernels/s, {} failed\n",
+        "(min {:.0f}, max {:.0f}; {:.0f} ms of CPU on average), {:.2f} kernels/s, {} failed\n",
         requests.size(), tmpl.manifest.name(), o.arch, problem.to_string(), times.size(), threads,
-        times[times.size() / 2], times.front(), times.back(), times.size() / wall_s, failed);
+        times[times.size() / 2], times.front(), times.back(), cpu_ms / times.size(), times.size() / wall_s,
+        failed);
   }
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"template", tmpl.manifest.name()},

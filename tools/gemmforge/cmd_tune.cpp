@@ -173,6 +173,14 @@ void print_summary(const tuner::TuneReport& report) {
         report.compile_busy_s > 0 ? report.kernels_compiled / report.compile_busy_s : 0.0,
         report.compile_sum_s / report.kernels_compiled, report.kernels_compiled_ahead,
         report.kernels_ahead_used);
+    // A compilation that takes longer than its CPU time waited: for a core (involuntary switches) or
+    // in the kernel (system time, page faults).
+    fmt::print(
+        "\nCPU: {:.2f} s of it per kernel in NVRTC; the tuning process used {:.1f} s user and {:.1f} s "
+        "system ({:.1f} cores on average), {} involuntary context switches, {} page faults",
+        report.compile_cpu_s / report.kernels_compiled, report.process.user_s, report.process.system_s,
+        report.wall_s > 0 ? (report.process.user_s + report.process.system_s) / report.wall_s : 0.0,
+        report.process.involuntary_switches, report.process.minor_faults);
   }
   const bool several = report.gpus.size() > 1;
   fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}{}  {}\n", "problem", "cuBLAS ms", "best ms",
@@ -264,8 +272,15 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
            {{"threads", report.compile_threads},
             {"kernels", report.kernels_compiled},
             {"busy_s", report.compile_busy_s},
+            {"sum_s", report.compile_sum_s},
+            {"cpu_s", report.compile_cpu_s},
             {"kernels_compiled_ahead", report.kernels_compiled_ahead},
             {"kernels_ahead_used", report.kernels_ahead_used}}},
+          {"process",
+           {{"user_s", report.process.user_s},
+            {"system_s", report.process.system_s},
+            {"involuntary_switches", report.process.involuntary_switches},
+            {"minor_faults", report.process.minor_faults}}},
           {"problems", problems}};
 }
 

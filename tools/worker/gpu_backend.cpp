@@ -37,6 +37,8 @@ tuner::HelloReply GpuBackend::hello() {
     device_ = cuda::query_device(ordinal_);
     device_.nvrtc_version = rtc::nvrtc_version();
     guard_.emplace(ordinal_);
+    // Waits for the GPU sleep instead of spinning: the tuner's compile threads need the cores.
+    GEMMFORGE_CUDA_LOG_ON_ERROR(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
   }
   tuner::HelloReply reply;
   reply.device = device_;
