@@ -36,6 +36,11 @@ namespace {
 
 constexpr size_t kMaxLogInReason = 2000;
 
+// A candidate whose first repetitions all ran this much slower than the best so far is timed no further:
+// three repetitions place it well enough for the search and the model, and the GPU turns to the next.
+// Anything that could become the best is timed in full.
+constexpr double kClearlyBeaten = 1.25;
+
 std::string stored_key(const std::string& template_hash, const std::string& config_key) {
   return template_hash + "\n" + config_key;
 }
@@ -179,6 +184,8 @@ void GpuEvaluator::record(const Candidate& candidate, db::TrialRecord trial, boo
     }();
     stored_.insert_or_assign(stored_key(trial.template_hash, trial.config_key), trial);
   }
+  if (trial.status == db::TrialStatus::kOk && trial.time_median_ms)
+    best_ms_ = std::min(best_ms_.value_or(*trial.time_median_ms), *trial.time_median_ms);
   const db::TrialRecord& kept =
       by_candidate_.insert_or_assign(candidate.index, std::move(trial)).first->second;
   if (on_trial_) on_trial_(TrialEvent{candidate.index, &kept, resumed});
@@ -203,6 +210,7 @@ void GpuEvaluator::measure(const Candidate& candidate, const Compiled& compiled)
   request.template_hash = candidate.kernel_template->hash;
   request.config_key = candidate.config_key;
   request.timing = options_.timing;
+  if (best_ms_) request.timing.beaten_above_ms = *best_ms_ * kClearlyBeaten;
   request.error_bound = options_.error_bound;
   request.cubin = *compiled.cubin;
   const Measurement m = [&] {

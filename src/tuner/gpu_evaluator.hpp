@@ -118,7 +118,8 @@ class GpuEvaluator : public Evaluator {
   EvaluatorOptions options_;
   std::shared_ptr<rtc::CompileService> compile_service_;
   std::optional<double> cublas_ms_;
-  bool cublas_measured_ = false;                   // cublas_ms_ comes from this evaluator's worker
+  std::optional<double> best_ms_;  // the fastest correct trial so far: the time candidates must beat
+  bool cublas_measured_ = false;   // cublas_ms_ comes from this evaluator's worker
   std::map<std::string, db::TrialRecord> stored_;  // by template hash and config key
   std::map<size_t, db::TrialRecord> by_candidate_;
   std::function<void(const TrialEvent&)> on_trial_;

@@ -50,11 +50,21 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
 
   // Batches of event pairs: enqueue several repetitions, then read them, so the host never idles the GPU
   // between repetitions more than a flush takes. A batch holds no more repetitions than the minimum count
-  // and the budget still need, at the pace of the launches so far.
+  // and the budget still need, at the pace of the launches so far. Where a time to beat is given, the
+  // first batch holds only the repetitions that tell whether the contender is beaten.
   std::vector<double> samples;
   double total = 0;
+  const int first_look = options.beaten_above_ms > 0
+                             ? std::clamp(options.beaten_repetitions, 1, std::max(1, options.max_repetitions))
+                             : 0;
+  auto beaten = [&] {
+    return static_cast<int>(samples.size()) >= first_look &&
+           *std::min_element(samples.begin(), samples.end()) > options.beaten_above_ms;
+  };
   auto needed = [&] {
     const int done = static_cast<int>(samples.size());
+    if (done < first_look) return first_look - done;  // enough to tell whether it is beaten
+    if (first_look > 0 && beaten()) return 0;
     const double pace_ms = done > 0 ? total / done : warm_ms / warm_launches;
     const int for_budget = total < options.budget_ms && pace_ms > 0
                                ? static_cast<int>(std::ceil((options.budget_ms - total) / pace_ms))

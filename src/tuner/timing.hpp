@@ -1,6 +1,6 @@
 // Timing device work the same way for every contender: CUDA events around each launch, warm-up first,
 // L2 flushed before every repetition, repetitions until a time budget or a minimum count (no more than
-// needed to reach them), median kept.
+// needed to reach them), median kept. A contender clearly slower than a known time stops after a few.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,6 +19,10 @@ struct TimingOptions {
   double budget_ms =
       150;  ///< stop once this much launch time has been measured (and min_repetitions reached)
   bool flush_l2 = true;
+  /// A contender whose first `beaten_repetitions` all ran slower than this is clearly beaten: its
+  /// timing stops there, with their median. 0: every contender gets the full count.
+  double beaten_above_ms = 0;
+  int beaten_repetitions = 3;
 };
 
 struct Timing {

@@ -149,7 +149,9 @@ json timing_options_json(const TimingOptions& o) {
           {"min_repetitions", o.min_repetitions},
           {"max_repetitions", o.max_repetitions},
           {"budget_ms", o.budget_ms},
-          {"flush_l2", o.flush_l2}};
+          {"flush_l2", o.flush_l2},
+          {"beaten_above_ms", o.beaten_above_ms},
+          {"beaten_repetitions", o.beaten_repetitions}};
 }
 
 TimingOptions read_timing_options(const Reader& r) {
@@ -160,6 +162,8 @@ TimingOptions read_timing_options(const Reader& r) {
   o.max_repetitions = r.get<int>("max_repetitions");
   o.budget_ms = r.number("budget_ms");
   o.flush_l2 = r.get<bool>("flush_l2");
+  o.beaten_above_ms = r.number("beaten_above_ms");
+  o.beaten_repetitions = r.get<int>("beaten_repetitions");
   return o;
 }
 

@@ -148,6 +148,23 @@ TEST_F(GpuEvaluatorTest, EveryCandidateIsRecordedWithItsOutcomeAndAFaultNeverSto
   EXPECT_EQ(best->registers, 96);
 }
 
+TEST_F(GpuEvaluatorTest, ACandidateClearlySlowerThanTheBestIsTimedBriefly) {
+  const KernelProblem p = problem();
+  const SearchSpace s = space(p);
+  put_script(p, 0, 32, "sim:ok 0.4");
+  put_script(p, 0, 16, "sim:ok 0.6");   // 1.5x the best: clearly beaten
+  put_script(p, 2, 32, "sim:ok 0.45");  // within 25% of the best: may still win, timed in full
+  GpuEvaluator e = evaluator(p);
+  e.evaluate(s, {candidate(s, 0, 32)});  // the first has nothing to beat
+  e.evaluate(s, {candidate(s, 0, 16)});
+  e.evaluate(s, {candidate(s, 2, 32)});
+  const TimingOptions full;
+  EXPECT_EQ(e.trial(candidate(s, 0, 32))->repetitions, 10);
+  EXPECT_EQ(e.trial(candidate(s, 0, 16))->repetitions, full.beaten_repetitions);
+  EXPECT_EQ(e.trial(candidate(s, 2, 32))->repetitions, 10);
+  EXPECT_DOUBLE_EQ(*e.trial(candidate(s, 0, 16))->time_median_ms, 0.6);  // still recorded with its time
+}
+
 TEST_F(GpuEvaluatorTest, ARerunResumesFromTheDatabaseWithoutCompilingOrMeasuring) {
   const KernelProblem p = problem();
   const SearchSpace s = space(p);
