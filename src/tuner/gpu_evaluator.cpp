@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -217,7 +218,10 @@ void GpuEvaluator::measure(const Candidate& candidate, const Compiled& compiled)
     std::unique_lock<std::mutex> gpu;
     if (options_.gpu_mutex != nullptr) gpu = std::unique_lock(*options_.gpu_mutex);
     ensure_problem_set();
-    return worker_.evaluate(request);
+    const auto start = std::chrono::steady_clock::now();
+    Measurement measurement = worker_.evaluate(request);
+    stats_.measure_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return measurement;
   }();
   ++stats_.measured;
 

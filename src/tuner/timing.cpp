@@ -35,10 +35,11 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
     stops.emplace_back(cudaEventBlockingSync);
   }
 
-  // Warm-up: `warmup` launches, or fewer once they took warmup_ms (a long kernel is warm after one).
+  // Warm-up: `warmup` launches, or fewer once they took warmup_ms (a long kernel is warm after one). None
+  // where the caller has just run the work.
   double warm_ms = 0;
   int warm_launches = 0;
-  for (; warm_launches < std::max(1, options.warmup) && (warm_launches == 0 || warm_ms < options.warmup_ms);
+  for (; warm_launches < options.warmup && (warm_launches == 0 || warm_ms < options.warmup_ms);
        ++warm_launches) {
     starts[0].record(stream);
     launch(stream);
@@ -65,6 +66,7 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
     const int done = static_cast<int>(samples.size());
     if (done < first_look) return first_look - done;  // enough to tell whether it is beaten
     if (first_look > 0 && beaten()) return 0;
+    if (done == 0 && warm_launches == 0) return options.min_repetitions;  // no pace known yet
     const double pace_ms = done > 0 ? total / done : warm_ms / warm_launches;
     const int for_budget = total < options.budget_ms && pace_ms > 0
                                ? static_cast<int>(std::ceil((options.budget_ms - total) / pace_ms))

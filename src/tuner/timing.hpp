@@ -12,7 +12,7 @@
 namespace gemmforge::tuner {
 
 struct TimingOptions {
-  int warmup = 3;         ///< launches before timing, fewer when they add up to warmup_ms
+  int warmup = 3;         ///< launches before timing, fewer when they add up to warmup_ms; 0: none
   double warmup_ms = 10;  ///< warm-up stops once its launches took this long (after one at least)
   int min_repetitions = 10;
   int max_repetitions = 200;

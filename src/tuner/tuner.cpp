@@ -29,8 +29,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Lanes per GPU: as many searches as asked, but no more than each GPU has problems for.
+// Lanes per GPU: as many searches as asked (0: as the cores allow), but no more than each GPU has
+// problems for.
 size_t searches_per_gpu(size_t asked, size_t problems, size_t gpus) {
+  if (asked == 0) asked = auto_searches_per_gpu(rtc::default_compile_threads(), gpus);
   const size_t per_gpu = (problems + gpus - 1) / std::max<size_t>(1, gpus);
   return std::max<size_t>(1, std::min(asked, per_gpu));
 }
@@ -524,6 +526,10 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
   return SearchSpace(std::move(spaces), device, problem);
 }
 
+size_t auto_searches_per_gpu(unsigned cores, size_t gpus) {
+  return std::clamp<size_t>(cores / (4 * std::max<size_t>(1, gpus)), 2, 6);
+}
+
 TuneReport tune(db::Database& database, const TuneOptions& options) {
   const auto start = Clock::now();
   const TuneReport::ProcessUsage usage_at_start = process_usage();
@@ -685,6 +691,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
       summary.cubins_cached += stats.cubins_cached;
       summary.compile_busy_s += stats.compile_busy_s;
       summary.compile_sum_s += stats.compile_sum_s;
+      summary.measure_s += stats.measure_s;
     }
     for (size_t i = r.resumed; i < r.history.size(); ++i)
       summary.failed += r.history.observations()[i].ok() ? 0 : 1;
@@ -722,6 +729,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   report.kernels_compiled_ahead = compile.ahead;
   report.kernels_ahead_used = compile.ahead_used;
   report.compile_cpu_s = compile.compile_cpu_s;
+  for (const ProblemSummary& p : report.problems) report.measure_s += p.measure_s;
   const TuneReport::ProcessUsage usage_now = process_usage();
   report.process.user_s = usage_now.user_s - usage_at_start.user_s;
   report.process.system_s = usage_now.system_s - usage_at_start.system_s;

@@ -51,7 +51,8 @@ struct TuneOptions {
   std::vector<int> devices;
   /// Problems each GPU searches at once, each with a worker of its own; the GPU measures one at a time,
   /// so one search's batch compiles while another's is measured. Fewer where a GPU has fewer problems.
-  size_t searches_per_gpu = 3;
+  /// 0: one per four cores each GPU has for compiling, from 2 to 6 (auto_searches_per_gpu).
+  size_t searches_per_gpu = 0;
   /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
   size_t compile_ahead_problems = 1;
   /// Instead of GPUs: one GPU replayed from these recorded tables (its device is the first table's); no
@@ -74,6 +75,7 @@ struct ProblemSummary {
   size_t cubins_cached = 0;
   double compile_busy_s = 0;  ///< wall time with compilations running
   double compile_sum_s = 0;   ///< the compilations' durations added up
+  double measure_s = 0;       ///< wall time its workers spent loading, verifying and timing candidates
   double cublas_ms = 0;
   std::optional<db::TrialRecord> best;  ///< the fastest ok trial of the search
   double wall_s = 0;
@@ -99,6 +101,7 @@ struct TuneReport {
   double compile_busy_s = 0;          ///< wall time with compilations running
   double compile_sum_s = 0;           ///< the compilations' durations added up
   double compile_cpu_s = 0;           ///< the CPU time the compiling threads spent in them
+  double measure_s = 0;               ///< wall time the workers spent measuring, every GPU added up
   /// What the tuning process itself used during the run (workers not included): where compilations take
   /// far longer than their CPU time, these say whether the threads waited for a core or for the kernel.
   struct ProcessUsage {
@@ -109,6 +112,10 @@ struct TuneReport {
   } process;
   double wall_s = 0;
 };
+
+/// Searches per GPU where none are asked for: a search keeps two or three compile threads busy on average
+/// (it waits for its measurements in between), so one per four cores the GPU has, from 2 to 6.
+size_t auto_searches_per_gpu(unsigned cores, size_t gpus);
 
 /// The candidates of a problem on a device: the spaces of the templates of its dtype (only those named
 /// in `templates` when any are) that the device's compute capability supports, each pruned and with

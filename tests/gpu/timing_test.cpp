@@ -44,6 +44,15 @@ TEST_F(Timing, AContenderGetsTheMinimumCountWhenNothingIsToBeBeaten) {
   EXPECT_LE(t.median_ms, t.max_ms);
 }
 
+TEST_F(Timing, WorkJustRunNeedsNoWarmUp) {
+  tuner::TimingOptions options;
+  options.warmup = 0;
+  options.budget_ms = 0;
+  const tuner::Timing t = time(options);
+  EXPECT_EQ(t.repetitions, options.min_repetitions);
+  EXPECT_GT(t.min_ms, 0);
+}
+
 TEST_F(Timing, AClearlyBeatenContenderStopsAfterTheFirstLook) {
   tuner::TimingOptions options;
   options.budget_ms = 0;

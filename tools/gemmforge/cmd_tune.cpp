@@ -182,6 +182,12 @@ void print_summary(const tuner::TuneReport& report) {
         report.wall_s > 0 ? (report.process.user_s + report.process.system_s) / report.wall_s : 0.0,
         report.process.involuntary_switches, report.process.minor_faults);
   }
+  if (report.measure_s > 0 && report.wall_s > 0 && !report.gpus.empty()) {
+    // Near 100%, the GPUs are the limit; well below, the searches wait for their compilations.
+    fmt::print("\nGPU: {:.1f} s measuring candidates, {:.0f}% of the run's time on {} GPU(s)",
+               report.measure_s, 100 * report.measure_s / (report.wall_s * report.gpus.size()),
+               report.gpus.size());
+  }
   const bool several = report.gpus.size() > 1;
   fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}{}  {}\n", "problem", "cuBLAS ms", "best ms",
              "TFLOP/s", "vs cuBLAS", "evals (new)", "wall s", several ? fmt::format(" {:>6}", "GPUs") : "",
@@ -267,6 +273,7 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
           {"gpus", gpus},
           {"searches_per_gpu", report.searches_per_gpu},
           {"wall_s", report.wall_s},
+          {"measure_s", report.measure_s},
           {"worker_restarts", report.worker_restarts},
           {"compile",
            {{"threads", report.compile_threads},
@@ -448,9 +455,10 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--searches", o->searches,
                   "Problems each GPU searches at once, each with a worker of its own: one's batch compiles "
-                  "while another's is measured, and the GPU measures one at a time")
+                  "while another's is measured, and the GPU measures one at a time (0: one per four cores "
+                  "each GPU has, 2 to 6)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+      ->check(CLI::Range(0, 16));
   return {cmd, [o] { return run_tune(*o); }};
 }
 
