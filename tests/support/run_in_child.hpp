@@ -17,7 +17,10 @@ namespace gemmforge::test_support {
 inline void run_test_in_child(const char* variable, const std::string& value, const std::string& test,
                               const std::string& echo) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = fmt::format("{}='{}' '{}' --gtest_filter={} 2>&1", variable, value, self, test);
+  // The parent may run as one shard of several: the child runs its one test whatever shard it falls in.
+  const std::string command =
+      fmt::format("env -u GTEST_SHARD_INDEX -u GTEST_TOTAL_SHARDS {}='{}' '{}' --gtest_filter={} 2>&1",
+                  variable, value, self, test);
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;
