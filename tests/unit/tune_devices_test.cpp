@@ -61,6 +61,14 @@ TEST_F(TuneDevicesTest, TwoGpusOfOneModelTuneEachProblemOnceAndCompileEachKernel
     gpus_used.insert(p.gpus.begin(), p.gpus.end());
   }
   EXPECT_EQ(gpus_used, (std::set<int>{0, 1})) << "both GPUs measured";
+  // What the summary reports about where the time went.
+  double measured_s = 0;
+  for (const ProblemSummary& p : report.problems) measured_s += p.measure_s;
+  EXPECT_GT(report.measure_s, 0);
+  EXPECT_DOUBLE_EQ(report.measure_s, measured_s) << "the GPUs' measuring time, every problem added up";
+  EXPECT_GT(report.compile_cpu_s, 0) << "NVRTC's CPU time";
+  EXPECT_LE(report.compile_cpu_s, report.compile_sum_s * 1.05) << "a thread's CPU time within its wall time";
+  EXPECT_GE(report.process.user_s, report.compile_cpu_s * 0.5);
 
   // Every candidate of every problem was recorded once, on one GPU or the other.
   std::map<std::string, int> recorded;
