@@ -32,6 +32,9 @@ case "$mode" in
     ;;
   run)
     steps=${*:-info tests sanitize measure}
+    # Tuning and compile times are measured cold: NVRTC's on-disk cache (in the driver's compute cache)
+    # would otherwise answer kernels an earlier step compiled.
+    export CUDA_CACHE_DISABLE=${CUDA_CACHE_DISABLE:-1}
     export PATH="$here/.gpu/bin:$PATH"
     for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-13.0/lib64; do
       [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"

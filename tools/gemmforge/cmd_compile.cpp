@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,6 +44,10 @@ struct CompileOptions {
 // Configs that differ only in launch parameters share one kernel, compiled once. Without --threads, on
 // one thread and then on one thread per core.
 int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
+  // Where the CUDA driver is installed, NVRTC keeps what it compiled in the driver's on-disk cache and
+  // answers a program it has seen in a few milliseconds: the sample would time the cache, not the compiler.
+  // CUDA_CACHE_DISABLE=0 in the environment keeps it on.
+  ::setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/0);
   const TemplateLibrary& library = TemplateLibrary::instance();
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const Space space = Space::build(tmpl, device, problem);
@@ -224,7 +229,8 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "Write the cubin to this file");
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   cmd->add_option("--sample", o->sample,
-                  "Instead: compile N random configs of the space and report compile times");
+                  "Instead: compile N random configs of the space and report compile times (NVRTC's on-disk "
+                  "cache off unless CUDA_CACHE_DISABLE is set)");
   cmd->add_option("--threads", o->threads, "Compile threads for --sample (default: one, then one per core)");
   cmd->add_option("--sample-seed", o->sample_seed, "Random seed of --sample")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
