@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 
@@ -31,6 +32,21 @@ struct Timing {
   double max_ms = 0;
   int repetitions = 0;
 };
+
+/// Repetitions enqueued before the host reads their times.
+inline constexpr int kTimingBatch = 8;
+
+/// What the warm-up did: its launches and their total time.
+struct WarmUp {
+  int launches = 0;
+  double ms = 0;
+};
+
+/// How many more repetitions a contender needs, given the times of those so far (`samples`, ms) and the
+/// warm-up: the first look where a time to beat is given (none more once it is beaten), else the minimum
+/// count and what the budget still holds at the pace so far, never past max_repetitions. 0: done.
+int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up,
+                       const TimingOptions& options);
 
 /// Overwrites a buffer twice the size of L2 so the next launch finds none of its operands cached.
 class L2Flusher {
