@@ -1,5 +1,4 @@
 // gemmforge: tune GEMM kernels per GPU and problem, query and serve the best, benchmark against cuBLAS.
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -59,20 +58,10 @@ int unknown_command(const std::string& word, const std::vector<gemmforge::cli::C
   return gemmforge::cli::kExitInvalid;
 }
 
-// NVRTC allocates and frees tens of megabytes per kernel, on every compile thread at once. With glibc's
-// defaults much of it is mapped and unmapped each time, and the page faults that follow serialize on the
-// process's memory map; freed memory stays in the heap instead. This is the command-line tool's own
-// process: the library never changes an application's allocator.
-void keep_freed_memory_for_compiles() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc accepts
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gemmforge;
-  keep_freed_memory_for_compiles();
   CLI::App app{"gemmforge: run-time generated, autotuned GEMM kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text(),
