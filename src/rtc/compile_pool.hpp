@@ -8,9 +8,9 @@
 
 namespace gemmforge::rtc {
 
-/// Threads to compile on by default: one per core this process may run on. Hardware threads sharing a
-/// core add no NVRTC throughput (on a host with two hardware threads per core, 15 threads compile as many
-/// kernels per second as 30) but double each kernel's time, which a search waits for batch by batch.
+/// Threads to compile on by default: one per core this process may run on. A second hardware thread on a
+/// core adds little to a compute-bound compiler but slows each kernel down, and a search waits for its
+/// batch's slowest kernel.
 unsigned default_compile_threads();
 
 /// Cores among the CPUs given by their sibling lists (one entry per CPU: the CPUs sharing its core, as

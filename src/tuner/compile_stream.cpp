@@ -1,10 +1,10 @@
 // A small pool of compile threads feeding a queue of finished results.
 #include "tuner/compile_stream.hpp"
 
-#include "rtc/compile_pool.hpp"
-
 #include <algorithm>
 #include <exception>
+
+#include "rtc/compile_pool.hpp"
 
 namespace gemmforge::tuner {
 

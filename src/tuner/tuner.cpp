@@ -53,6 +53,16 @@ TuneReport::ProcessUsage process_usage() {
   return out;
 }
 
+// What the process used since `start` was read.
+TuneReport::ProcessUsage process_usage_since(const TuneReport::ProcessUsage& start) {
+  TuneReport::ProcessUsage used = process_usage();
+  used.user_s -= start.user_s;
+  used.system_s -= start.system_s;
+  used.involuntary_switches -= start.involuntary_switches;
+  used.minor_faults -= start.minor_faults;
+  return used;
+}
+
 std::vector<const KernelTemplate*> select_templates(const TemplateLibrary& library,
                                                     const KernelProblem& problem,
                                                     const std::vector<std::string>& names) {
@@ -730,11 +740,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   report.kernels_ahead_used = compile.ahead_used;
   report.compile_cpu_s = compile.compile_cpu_s;
   for (const ProblemSummary& p : report.problems) report.measure_s += p.measure_s;
-  const TuneReport::ProcessUsage usage_now = process_usage();
-  report.process.user_s = usage_now.user_s - usage_at_start.user_s;
-  report.process.system_s = usage_now.system_s - usage_at_start.system_s;
-  report.process.involuntary_switches = usage_now.involuntary_switches - usage_at_start.involuntary_switches;
-  report.process.minor_faults = usage_now.minor_faults - usage_at_start.minor_faults;
+  report.process = process_usage_since(usage_at_start);
   report.wall_s = seconds_since(start);
   return report;
 }

@@ -51,7 +51,7 @@ struct TuneOptions {
   std::vector<int> devices;
   /// Problems each GPU searches at once, each with a worker of its own; the GPU measures one at a time,
   /// so one search's batch compiles while another's is measured. Fewer where a GPU has fewer problems.
-  /// 0: one per four cores each GPU has for compiling, from 2 to 6 (auto_searches_per_gpu).
+  /// 0: one per four cores each GPU has, from 2 to 6 (auto_searches_per_gpu).
   size_t searches_per_gpu = 0;
   /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
   size_t compile_ahead_problems = 1;
