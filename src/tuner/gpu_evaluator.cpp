@@ -224,6 +224,7 @@ void GpuEvaluator::measure(const Candidate& candidate, const Compiled& compiled)
     return measurement;
   }();
   ++stats_.measured;
+  stats_.phases += m.phases;
 
   db::TrialRecord t = new_trial(candidate, m.outcome, m.reason);
   if (m.outcome == Outcome::kOk) {

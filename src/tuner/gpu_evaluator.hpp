@@ -54,6 +54,7 @@ struct EvaluatorStats {
   double compile_sum_s = 0;   ///< the compilations' own durations added up
   size_t measured = 0;        ///< candidates sent to the worker
   double measure_s = 0;       ///< wall time the worker spent loading, verifying and timing them
+  MeasurementPhases phases;   ///< the worker's share of that in each phase, added up
   size_t skipped = 0;         ///< recorded without measuring: invalid, spilling or not compiling
 };
 

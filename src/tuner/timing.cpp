@@ -37,17 +37,40 @@ int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up
   double total = 0;
   for (const double ms : samples) total += ms;
   const double pace_ms = done > 0 ? total / done : warm_up.launches > 0 ? warm_up.ms / warm_up.launches : 0;
+  // Long launches need fewer: what twice the budget holds, at least min_repetitions_long (no budget: the
+  // minimum count alone decides).
+  int min_count = options.min_repetitions;
+  if (options.budget_ms > 0 && pace_ms > 0 && min_count * pace_ms > 2 * options.budget_ms) {
+    const int long_count = static_cast<int>(std::ceil(2 * options.budget_ms / pace_ms));
+    min_count = std::min(min_count, std::max(options.min_repetitions_long, long_count));
+  }
   int for_budget = 0;
   if (total < options.budget_ms) {
     for_budget = pace_ms > 0 ? static_cast<int>(std::ceil((options.budget_ms - total) / pace_ms))
                              : kTimingBatch;  // no pace known yet: a batch tells it
   }
-  return std::max(
-      0, std::min(options.max_repetitions - done, std::max(options.min_repetitions - done, for_budget)));
+  return std::max(0, std::min(options.max_repetitions - done, std::max(min_count - done, for_budget)));
+}
+
+bool beaten_at_verification(const std::vector<double>& launches_ms, const TimingOptions& options) {
+  if (options.beaten_above_ms < kLongLaunchMs || launches_ms.empty()) return false;
+  return *std::min_element(launches_ms.begin(), launches_ms.end()) > options.beaten_above_ms;
+}
+
+Timing timing_of(std::vector<double> samples) {
+  if (samples.empty()) throw InvalidArgumentError("timing: max_repetitions must be at least 1");
+  std::sort(samples.begin(), samples.end());
+  Timing t;
+  t.repetitions = static_cast<int>(samples.size());
+  const size_t mid = samples.size() / 2;
+  t.median_ms = samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+  t.min_ms = samples.front();
+  t.max_ms = samples.back();
+  return t;
 }
 
 Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                     const TimingOptions& options, L2Flusher& flusher) {
+                     const TimingOptions& options, L2Flusher& flusher, const WarmUp& done) {
   // Waiting sleeps rather than spins: while one kernel is timed, the cores compile the next ones. The
   // events' own timestamps do not depend on how the host waits.
   std::vector<cuda::Event> starts;
@@ -59,7 +82,7 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
 
   // Warm-up: `warmup` launches, or fewer once they took warmup_ms (a long kernel is warm after one). None
   // where the caller has just run the work.
-  WarmUp warm_up;
+  WarmUp warm_up = done;
   for (; warm_up.launches < options.warmup && (warm_up.launches == 0 || warm_up.ms < options.warmup_ms);
        ++warm_up.launches) {
     starts[0].record(stream);
@@ -87,15 +110,7 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
       samples.push_back(stops[i].elapsed_since(starts[i]));
     }
   }
-  if (samples.empty()) throw InvalidArgumentError("timing: max_repetitions must be at least 1");
-  std::sort(samples.begin(), samples.end());
-  Timing t;
-  t.repetitions = static_cast<int>(samples.size());
-  const size_t mid = samples.size() / 2;
-  t.median_ms = samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
-  t.min_ms = samples.front();
-  t.max_ms = samples.back();
-  return t;
+  return timing_of(std::move(samples));
 }
 
 }  // namespace gemmforge::tuner

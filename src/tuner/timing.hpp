@@ -1,6 +1,7 @@
 // Timing device work the same way for every contender: CUDA events around each launch, warm-up first,
 // L2 flushed before every repetition, repetitions until a time budget or a minimum count (no more than
-// needed to reach them), median kept. A contender clearly slower than a known time stops after a few.
+// needed to reach them; a smaller count where launches are long), median kept. A contender clearly slower
+// than a known time stops after a few.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,6 +17,9 @@ struct TimingOptions {
   int warmup = 3;         ///< launches before timing, fewer when they add up to warmup_ms; 0: none
   double warmup_ms = 10;  ///< warm-up stops once its launches took this long (after one at least)
   int min_repetitions = 10;
+  /// Where min_repetitions launches would take more than twice a budget (budget_ms > 0), the minimum count
+  /// is what twice the budget holds, but not below this: the median of a few long launches is steady.
+  int min_repetitions_long = 5;
   int max_repetitions = 200;
   double budget_ms =
       150;  ///< stop once this much launch time has been measured (and min_repetitions reached)
@@ -36,6 +40,10 @@ struct Timing {
 /// Repetitions enqueued before the host reads their times.
 inline constexpr int kTimingBatch = 8;
 
+/// Launches at least this long have a time that one launch already tells, cold or not: a contender's
+/// verification launches may serve as its first look (beaten_at_verification).
+inline constexpr double kLongLaunchMs = 1.0;
+
 /// What the warm-up did: its launches and their total time.
 struct WarmUp {
   int launches = 0;
@@ -48,6 +56,14 @@ struct WarmUp {
 int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up,
                        const TimingOptions& options);
 
+/// Whether the launches a contender has just run to verify it (their times in ms) already show it clearly
+/// beaten, so it needs no timing: only where the time to beat is long (kLongLaunchMs) and every one of
+/// them ran slower than it.
+bool beaten_at_verification(const std::vector<double>& launches_ms, const TimingOptions& options);
+
+/// Median, extremes and count of `samples` (ms); throws InvalidArgumentError where there are none.
+Timing timing_of(std::vector<double> samples);
+
 /// Overwrites a buffer twice the size of L2 so the next launch finds none of its operands cached.
 class L2Flusher {
  public:
@@ -58,8 +74,9 @@ class L2Flusher {
   cuda::DeviceBuffer buffer_;
 };
 
-/// Times `launch` (which enqueues the work on `stream`); throws CudaError when a launch fails.
+/// Times `launch` (which enqueues the work on `stream`); throws CudaError when a launch fails. `done`: the
+/// same work the caller has just run, which counts as warm-up (for the pace, too).
 Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                     const TimingOptions& options, L2Flusher& flusher);
+                     const TimingOptions& options, L2Flusher& flusher, const WarmUp& done = {});
 
 }  // namespace gemmforge::tuner

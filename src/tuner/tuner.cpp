@@ -702,6 +702,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
       summary.compile_busy_s += stats.compile_busy_s;
       summary.compile_sum_s += stats.compile_sum_s;
       summary.measure_s += stats.measure_s;
+      summary.measure_phases += stats.phases;
     }
     for (size_t i = r.resumed; i < r.history.size(); ++i)
       summary.failed += r.history.observations()[i].ok() ? 0 : 1;
@@ -739,7 +740,10 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   report.kernels_compiled_ahead = compile.ahead;
   report.kernels_ahead_used = compile.ahead_used;
   report.compile_cpu_s = compile.compile_cpu_s;
-  for (const ProblemSummary& p : report.problems) report.measure_s += p.measure_s;
+  for (const ProblemSummary& p : report.problems) {
+    report.measure_s += p.measure_s;
+    report.measure_phases += p.measure_phases;
+  }
   report.process = process_usage_since(usage_at_start);
   report.wall_s = seconds_since(start);
   return report;

@@ -73,9 +73,10 @@ struct ProblemSummary {
   size_t failed = 0;       ///< new trials that are not ok (wrong, crashed, timeout, spills, ...)
   size_t compiled = 0;
   size_t cubins_cached = 0;
-  double compile_busy_s = 0;  ///< wall time with compilations running
-  double compile_sum_s = 0;   ///< the compilations' durations added up
-  double measure_s = 0;       ///< wall time its workers spent loading, verifying and timing candidates
+  double compile_busy_s = 0;         ///< wall time with compilations running
+  double compile_sum_s = 0;          ///< the compilations' durations added up
+  double measure_s = 0;              ///< wall time its workers spent loading, verifying and timing candidates
+  MeasurementPhases measure_phases;  ///< the workers' share of that in each phase
   double cublas_ms = 0;
   std::optional<db::TrialRecord> best;  ///< the fastest ok trial of the search
   double wall_s = 0;
@@ -102,6 +103,7 @@ struct TuneReport {
   double compile_sum_s = 0;           ///< the compilations' durations added up
   double compile_cpu_s = 0;           ///< the CPU time the compiling threads spent in them
   double measure_s = 0;               ///< wall time the workers spent measuring, every GPU added up
+  MeasurementPhases measure_phases;   ///< the workers' share of that in each phase
   /// What the tuning process itself used during the run (workers not included): where compilations take
   /// far longer than their CPU time, these say whether the threads waited for a core or for the kernel.
   struct ProcessUsage {

@@ -151,7 +151,8 @@ json timing_options_json(const TimingOptions& o) {
           {"budget_ms", o.budget_ms},
           {"flush_l2", o.flush_l2},
           {"beaten_above_ms", o.beaten_above_ms},
-          {"beaten_repetitions", o.beaten_repetitions}};
+          {"beaten_repetitions", o.beaten_repetitions},
+          {"min_repetitions_long", o.min_repetitions_long}};
 }
 
 TimingOptions read_timing_options(const Reader& r) {
@@ -164,6 +165,7 @@ TimingOptions read_timing_options(const Reader& r) {
   o.flush_l2 = r.get<bool>("flush_l2");
   o.beaten_above_ms = r.number("beaten_above_ms");
   o.beaten_repetitions = r.get<int>("beaten_repetitions");
+  o.min_repetitions_long = r.get<int>("min_repetitions_long");
   return o;
 }
 
@@ -193,7 +195,11 @@ json measurement_json(const Measurement& m) {
           {"smem_bytes", m.smem_bytes},
           {"threads", m.threads},
           {"occupancy_blocks", m.occupancy_blocks},
-          {"occupancy_pct", number(m.occupancy_pct)}};
+          {"occupancy_pct", number(m.occupancy_pct)},
+          {"phases",
+           {{"load_ms", number(m.phases.load_ms)},
+            {"verify_ms", number(m.phases.verify_ms)},
+            {"time_ms", number(m.phases.time_ms)}}}};
 }
 
 Measurement read_measurement(const Reader& r) {
@@ -208,6 +214,10 @@ Measurement read_measurement(const Reader& r) {
   m.threads = r.get<int64_t>("threads");
   m.occupancy_blocks = r.get<int>("occupancy_blocks");
   m.occupancy_pct = r.number("occupancy_pct");
+  const Reader phases = r.object("phases");
+  m.phases.load_ms = phases.number("load_ms");
+  m.phases.verify_ms = phases.number("verify_ms");
+  m.phases.time_ms = phases.number("time_ms");
   return m;
 }
 

@@ -19,7 +19,7 @@
 namespace gemmforge::tuner {
 
 /// Bumped whenever a message changes shape; hello refuses a worker speaking another version.
-inline constexpr int kWorkerProtocolVersion = 3;
+inline constexpr int kWorkerProtocolVersion = 4;
 
 struct HelloRequest {
   static constexpr const char* kType = "hello";

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/space.hpp"
 #include "db/database.hpp"
 #include "gemmforge/error.hpp"
@@ -159,10 +162,29 @@ TEST_F(GpuEvaluatorTest, ACandidateClearlySlowerThanTheBestIsTimedBriefly) {
   e.evaluate(s, {candidate(s, 0, 16)});
   e.evaluate(s, {candidate(s, 2, 32)});
   const TimingOptions full;
-  EXPECT_EQ(e.trial(candidate(s, 0, 32))->repetitions, 10);
+  EXPECT_GE(e.trial(candidate(s, 0, 32))->repetitions, full.min_repetitions);
   EXPECT_EQ(e.trial(candidate(s, 0, 16))->repetitions, full.beaten_repetitions);
-  EXPECT_EQ(e.trial(candidate(s, 2, 32))->repetitions, 10);
+  EXPECT_GE(e.trial(candidate(s, 2, 32))->repetitions, full.min_repetitions);
   EXPECT_DOUBLE_EQ(*e.trial(candidate(s, 0, 16))->time_median_ms, 0.6);  // still recorded with its time
+}
+
+TEST_F(GpuEvaluatorTest, ALongCandidateClearlyBeatenAtVerificationIsNotTimed) {
+  const KernelProblem p = problem();
+  const SearchSpace s = space(p);
+  put_script(p, 0, 32, "sim:ok 40");
+  put_script(p, 0, 16, "sim:ok 60");  // 1.5x the best: its two verification launches tell
+  put_script(p, 2, 32, "sim:ok 45");  // may still win: timed, the minimum count shrunk for long launches
+  GpuEvaluator e = evaluator(p);
+  e.evaluate(s, {candidate(s, 0, 32)});
+  e.evaluate(s, {candidate(s, 0, 16)});
+  e.evaluate(s, {candidate(s, 2, 32)});
+  const TimingOptions full;
+  EXPECT_EQ(e.trial(candidate(s, 0, 16))->repetitions, 2) << "timed by its verification launches";
+  EXPECT_DOUBLE_EQ(*e.trial(candidate(s, 0, 16))->time_median_ms, 60.0);
+  // Ten 45 ms launches would take over twice the budget: as many as twice the budget holds.
+  ASSERT_GT(full.min_repetitions * 45.0, 2 * full.budget_ms);
+  EXPECT_EQ(e.trial(candidate(s, 2, 32))->repetitions,
+            std::max(full.min_repetitions_long, static_cast<int>(std::ceil(2 * full.budget_ms / 45.0))));
 }
 
 TEST_F(GpuEvaluatorTest, ARerunResumesFromTheDatabaseWithoutCompilingOrMeasuring) {

@@ -217,6 +217,7 @@ TEST(WorkerMessages, MeasurementKeepsEveryFieldAndNonFiniteErrors) {
   reply.measurement.threads = 256;
   reply.measurement.occupancy_blocks = 1;
   reply.measurement.occupancy_pct = 12.5;
+  reply.measurement.phases = MeasurementPhases{3.5, 40.25, 120.5};
   reply.fatal = true;
   const EvaluateReply back = from_frame<EvaluateReply>(to_frame(reply));
   EXPECT_EQ(back.measurement.outcome, Outcome::kWrongResult);
@@ -230,6 +231,9 @@ TEST(WorkerMessages, MeasurementKeepsEveryFieldAndNonFiniteErrors) {
   EXPECT_EQ(back.measurement.smem_bytes, 73728);
   EXPECT_EQ(back.measurement.occupancy_blocks, 1);
   EXPECT_DOUBLE_EQ(back.measurement.occupancy_pct, 12.5);
+  EXPECT_DOUBLE_EQ(back.measurement.phases.load_ms, 3.5);
+  EXPECT_DOUBLE_EQ(back.measurement.phases.verify_ms, 40.25);
+  EXPECT_DOUBLE_EQ(back.measurement.phases.time_ms, 120.5);
   EXPECT_TRUE(back.fatal);
 }
 

@@ -184,9 +184,13 @@ void print_summary(const tuner::TuneReport& report) {
   }
   if (report.measure_s > 0 && report.wall_s > 0 && !report.gpus.empty()) {
     // Near 100%, the GPUs are the limit; well below, the searches wait for their compilations.
-    fmt::print("\nGPU: {:.1f} s measuring candidates, {:.0f}% of the run's time on {} GPU(s)",
-               report.measure_s, 100 * report.measure_s / (report.wall_s * report.gpus.size()),
-               report.gpus.size());
+    const tuner::MeasurementPhases& phases = report.measure_phases;
+    fmt::print(
+        "\nGPU: {:.1f} s measuring candidates (loading {:.1f} s, verifying {:.1f} s, timing {:.1f} s), "
+        "{:.0f}% "
+        "of the run's time on {} GPU(s)",
+        report.measure_s, phases.load_ms / 1e3, phases.verify_ms / 1e3, phases.time_ms / 1e3,
+        100 * report.measure_s / (report.wall_s * report.gpus.size()), report.gpus.size());
   }
   const bool several = report.gpus.size() > 1;
   fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}{}  {}\n", "problem", "cuBLAS ms", "best ms",
@@ -274,6 +278,10 @@ nlohmann::json summary_json(const tuner::TuneReport& report) {
           {"searches_per_gpu", report.searches_per_gpu},
           {"wall_s", report.wall_s},
           {"measure_s", report.measure_s},
+          {"measure_phases_s",
+           {{"load", report.measure_phases.load_ms / 1e3},
+            {"verify", report.measure_phases.verify_ms / 1e3},
+            {"time", report.measure_phases.time_ms / 1e3}}},
           {"worker_restarts", report.worker_restarts},
           {"compile",
            {{"threads", report.compile_threads},

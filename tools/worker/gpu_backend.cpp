@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include "cuda/check.hpp"
 #include "db/version.hpp"
 #include "gemmforge/error.hpp"
@@ -66,14 +68,18 @@ tuner::EvaluateReply GpuBackend::evaluate(const tuner::EvaluateRequest& request)
       kernel_template.manifest.normalize(Config::parse_key(request.template_name, request.config_key));
   std::optional<rtc::GemmKernel> kernel;
   try {
+    const auto load_start = std::chrono::steady_clock::now();
     try {
       kernel.emplace(kernel_template, request.cubin);
     } catch (const CudaError& e) {
       if (is_sticky(e)) throw;
       return failed(tuner::Outcome::kLaunchError, fmt::format("the cubin does not load: {}", e.what()));
     }
+    const double load_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     tuner::EvaluateReply reply;
     reply.measurement = rig_->evaluate(*kernel, config, request.timing, request.error_bound);
+    reply.measurement.phases.load_ms = load_ms;
     return reply;
   } catch (const CudaError& e) {
     if (!is_sticky(e)) return failed(tuner::Outcome::kLaunchError, e.what());

@@ -5,15 +5,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/hash.hpp"
 #include "db/version.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
+#include "tuner/timing.hpp"
 #include "tuner/worker_protocol.hpp"
 
 namespace gemmforge::worker {
@@ -21,9 +24,26 @@ namespace {
 
 constexpr double kSimulatedTflops = 20.0;
 
-tuner::Measurement simulated_ok(double ms) {
+// The timing a GPU would give a kernel whose every launch takes `ms`: the repetitions its verification
+// launches and the timing rules (tuner/timing.hpp) ask for.
+tuner::Timing simulated_timing(double ms, const tuner::TimingOptions& options) {
+  const std::vector<double> verification(2, ms);
+  if (tuner::beaten_at_verification(verification, options)) return tuner::timing_of(verification);
+  const tuner::WarmUp warm_up{2, 2 * ms};
+  std::vector<double> samples;
+  for (int more = tuner::repetitions_needed(samples, warm_up, options); more > 0;
+       more = tuner::repetitions_needed(samples, warm_up, options)) {
+    samples.insert(samples.end(), std::min(more, tuner::kTimingBatch), ms);
+  }
+  tuner::Timing t = tuner::timing_of(samples);
+  t.min_ms = ms * 0.98;
+  t.max_ms = ms * 1.05;
+  return t;
+}
+
+tuner::Measurement simulated_ok(double ms, const tuner::TimingOptions& options) {
   tuner::Measurement m;
-  m.timing = tuner::Timing{ms, ms * 0.98, ms * 1.05, 10};
+  m.timing = simulated_timing(ms, options);
   m.rel_error = 1e-7;
   m.registers = 96;
   m.smem_bytes = 32768;
@@ -68,7 +88,8 @@ tuner::EvaluateReply SimulatedBackend::evaluate(const tuner::EvaluateRequest& re
   if (script.rfind("sim:", 0) != 0) {
     // A real cubin: a stable time between 1x and 3x cuBLAS, so different kernels rank differently.
     const uint64_t h = Hasher().add(script).value();
-    reply.measurement = simulated_ok(cublas_ms_ * (1.0 + static_cast<double>(h % 2000) / 1000.0));
+    reply.measurement =
+        simulated_ok(cublas_ms_ * (1.0 + static_cast<double>(h % 2000) / 1000.0), request.timing);
     return reply;
   }
   std::istringstream words(script.substr(4));
@@ -77,10 +98,7 @@ tuner::EvaluateReply SimulatedBackend::evaluate(const tuner::EvaluateRequest& re
   if (verb == "ok") {
     double ms = 0;
     words >> ms;
-    reply.measurement = simulated_ok(ms);
-    // As time_launches does: a kernel clearly slower than the time to beat gets only the first look.
-    if (request.timing.beaten_above_ms > 0 && ms > request.timing.beaten_above_ms)
-      reply.measurement.timing.repetitions = request.timing.beaten_repetitions;
+    reply.measurement = simulated_ok(ms, request.timing);
   } else if (verb == "wrong") {
     reply.measurement.outcome = tuner::Outcome::kWrongResult;
     reply.measurement.reason =
