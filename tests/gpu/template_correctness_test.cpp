@@ -183,7 +183,8 @@ TEST_P(TemplateTest, EdgeShapesForSanitizer) {
 
 std::vector<std::string> template_names() {
   std::vector<std::string> names;
-  // The FP32 templates; the 16-bit ones have their own test (half_correctness_test.cpp).
+  // The FP32 templates; the mma.sync 16-bit and TF32 ones have their own test
+  // (mma_sync_correctness_test.cpp).
   for (const KernelTemplate* t : TemplateLibrary::instance().all()) {
     if (t->manifest.serves(Dtype::kF32, Dtype::kF32)) names.push_back(t->manifest.name());
   }

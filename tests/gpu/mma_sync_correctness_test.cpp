@@ -1,10 +1,11 @@
-// The FP16/BF16 tensor-core template (hgemm_mma) against cuBLAS GemmEx with FP32 accumulation on the same
-// operands, for BF16 and FP16 operands with a C of their own type or FP32: its seeds and their optional modes
-// over the correctness matrix (edge shapes, M from 1 to 16, long K, every op(A)/op(B), both storage orders,
-// beta = 0 over NaN and beta != 0, tight, odd and padded leading dimensions), and a random sample of its
-// valid configs on edge shapes. Bound: relative Frobenius error at most verification_tolerance(), i.e. 1e-4
-// for summation order and the tensor cores' accumulation, plus one rounding of a 16-bit C (2^-7 for BF16,
-// 2^-10 for FP16) beyond cuBLAS's own result, with no non-finite value and no write outside C.
+// The mma.sync tensor-core templates against cuBLAS GemmEx on the same operands: hgemm_mma for BF16 and FP16
+// operands with a C of their own type or FP32 (FP32 accumulation), tf32gemm_mma for TF32 (cuBLAS with
+// CUBLAS_COMPUTE_32F_FAST_TF32). Their seeds and optional modes over the correctness matrix (edge shapes, M
+// from 1 to 16, long K, every op(A)/op(B), both storage orders, beta = 0 over NaN and beta != 0, tight, odd
+// and padded leading dimensions), and a random sample of their valid configs on edge shapes. Bound: relative
+// Frobenius error at most verification_tolerance(): 1e-4 for summation order and the tensor cores'
+// accumulation plus one rounding of a 16-bit C (2^-7 for BF16, 2^-10 for FP16), or 4e-3 for TF32's rounded
+// inputs, beyond cuBLAS's own result, with no non-finite value and no write outside C.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -22,11 +23,13 @@ namespace gemmforge::testing {
 namespace {
 
 // The config with copies narrowed to the problem's alignment, or realigned for an operand whose rows are not
-// even 4-byte aligned (what the runtime's repair does).
+// even 4-byte aligned (what the runtime's repair does) where the template realigns.
 Config fit_copies(Config config, const KernelProblem& problem) {
   for (const auto& [vector, align, realign] : {std::tuple{"VEC_A", problem.align_a, "A_REALIGN"},
                                                std::tuple{"VEC_B", problem.align_b, "B_REALIGN"}}) {
-    if (align < 2) {
+    if (!config.find(realign)) {
+      config.set(vector, std::min<int64_t>(config.at(vector), align));
+    } else if (align < 2) {
       config.set(realign, 1);
     } else if (config.at(realign) == 0) {
       config.set(vector, std::min<int64_t>(config.at(vector), align));
@@ -35,25 +38,36 @@ Config fit_copies(Config config, const KernelProblem& problem) {
   return config;
 }
 
-// The same with every narrowed operand realigned instead.
+// The same with every narrowed operand realigned instead (templates that realign only).
 Config realign_narrow(Config config, const KernelProblem& problem) {
+  if (!config.find("A_REALIGN")) return config;
   if (problem.align_a < 8) config.set("A_REALIGN", 1), config.set("VEC_A", 8);
   if (problem.align_b < 8) config.set("B_REALIGN", 1), config.set("VEC_B", 8);
   return config;
 }
 
-class HalfTest : public KernelTest, public ::testing::WithParamInterface<std::string> {
+// A template and the operand and C types it is checked on ("bf16>f32": BF16 operands, FP32 C).
+struct MmaCase {
+  const char* template_name;
+  const char* type;
+};
+
+class MmaSyncTest : public KernelTest, public ::testing::WithParamInterface<MmaCase> {
  protected:
-  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("hgemm_mma"); }
+  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam().template_name); }
 
   void SetUp() override {
     KernelTest::SetUp();
     if (IsSkipped()) return;
-    if (kernels().device().cc() < 80) GTEST_SKIP() << "hgemm_mma needs compute capability 8.0";
+    if (kernels().device().cc() < 80)
+      GTEST_SKIP() << GetParam().template_name << " needs compute capability 8.0";
   }
 
   GemmCase typed(GemmCase c) const {
-    parse_type_name(GetParam(), c.dtype, c.c_dtype);
+    parse_type_name(GetParam().type, c.dtype, c.c_dtype);
+    // A TF32 product differs from cuBLAS's by up to 2 * 2^-10; where K is tiny and beta * C cancels most of
+    // alpha * A * B, that difference is no longer small against the result. Such TF32 cases keep beta = 0.
+    if (c.dtype == Dtype::kTf32 && c.k < 16) c.beta = 0.0f;
     return c;
   }
   double bound() const {
@@ -117,7 +131,7 @@ class HalfTest : public KernelTest, public ::testing::WithParamInterface<std::st
   }
 };
 
-TEST_P(HalfTest, SeedsMatchCublasGemmExOverTheCorrectnessMatrix) {
+TEST_P(MmaSyncTest, SeedsMatchCublasGemmExOverTheCorrectnessMatrix) {
   const std::vector<CaseShape> shapes = {{1, 1, 1},          {7, 9, 13},        {1, 4096, 4096},
                                          {16, 4096, 512},    {17, 33, 65},      {127, 129, 255},
                                          {1000, 1000, 1000}, {128, 128, 16384}, {4103, 4105, 4104}};
@@ -129,7 +143,7 @@ TEST_P(HalfTest, SeedsMatchCublasGemmExOverTheCorrectnessMatrix) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
-TEST_P(HalfTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
+TEST_P(MmaSyncTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
   // The validity space (no pruning: narrow copies, realigned copies, split-K, stream-K, every raster) of an
   // aligned problem.
   GemmCase base = typed(GemmCase{});
@@ -164,7 +178,7 @@ TEST_P(HalfTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 
 // Small enough to run under compute-sanitizer: every seed and K-splitting mode on edge shapes with odd
 // leading dimensions.
-TEST_P(HalfTest, EdgeShapesForSanitizer) {
+TEST_P(MmaSyncTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
   for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
     for (Op op_a : {Op::kN, Op::kT}) {
@@ -183,9 +197,13 @@ TEST_P(HalfTest, EdgeShapesForSanitizer) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, HalfTest, ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
+INSTANTIATE_TEST_SUITE_P(Types, MmaSyncTest,
+                         ::testing::Values(MmaCase{"hgemm_mma", "bf16"}, MmaCase{"hgemm_mma", "f16"},
+                                           MmaCase{"hgemm_mma", "bf16>f32"}, MmaCase{"hgemm_mma", "f16>f32"},
+                                           MmaCase{"tf32gemm_mma", "tf32"}),
+                         [](const ::testing::TestParamInfo<MmaCase>& info) {
+                           // Named by type only, so the 16-bit instances keep their names.
+                           std::string name = info.param.type;
                            const size_t arrow = name.find('>');
                            if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
                            return name;
