@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cuda/check.hpp"
@@ -44,12 +45,35 @@ int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up
     const int long_count = static_cast<int>(std::ceil(2 * options.budget_ms / pace_ms));
     min_count = std::min(min_count, std::max(options.min_repetitions_long, long_count));
   }
+  // Where a precision is asked for, the minimum count first, then batches until the median is known
+  // that well or the budget is spent.
+  if (options.precision > 0) {
+    if (done < min_count) return std::min(options.max_repetitions - done, min_count - done);
+    if (relative_median_error(samples) <= options.precision) return 0;
+  }
   int for_budget = 0;
   if (total < options.budget_ms) {
     for_budget = pace_ms > 0 ? static_cast<int>(std::ceil((options.budget_ms - total) / pace_ms))
                              : kTimingBatch;  // no pace known yet: a batch tells it
   }
   return std::max(0, std::min(options.max_repetitions - done, std::max(min_count - done, for_budget)));
+}
+
+double relative_median_error(std::vector<double> samples) {
+  const size_t n = samples.size();
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  const auto median_of = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const size_t mid = v.size() / 2;
+    return v.size() % 2 == 1 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+  };
+  const double median = median_of(samples);
+  if (!(median > 0)) return std::numeric_limits<double>::infinity();
+  for (double& x : samples) x = std::abs(x - median);
+  // The spread from the median absolute deviation (as a normal's standard deviation: 1.4826 MAD), which a
+  // few outliers (a preempted launch) do not move; the median's standard error is 1.2533 sigma / sqrt(n).
+  const double sigma = 1.4826 * median_of(samples);
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(n)) / median;
 }
 
 bool beaten_at_verification(const std::vector<double>& launches_ms, const TimingOptions& options) {

@@ -1,7 +1,7 @@
 // Timing device work the same way for every contender: CUDA events around each launch, warm-up first,
 // L2 flushed before every repetition, repetitions until a time budget or a minimum count (no more than
-// needed to reach them; a smaller count where launches are long), median kept. A contender clearly slower
-// than a known time stops after a few.
+// needed to reach them; a smaller count where launches are long; fewer where the median is already known
+// to a given precision), median kept. A contender clearly slower than a known time stops after a few.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,6 +28,9 @@ struct TimingOptions {
   /// timing stops there, with their median. 0: every contender gets the full count.
   double beaten_above_ms = 0;
   int beaten_repetitions = 3;
+  /// Past the minimum count, timing stops before the budget is spent once the median's relative standard
+  /// error (relative_median_error) is at most this. 0: the budget is always spent.
+  double precision = 0;
 };
 
 struct Timing {
@@ -55,6 +58,10 @@ struct WarmUp {
 /// count and what the budget still holds at the pace so far, never past max_repetitions. 0: done.
 int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up,
                        const TimingOptions& options);
+
+/// The standard error of the median of `samples` relative to it, estimated from their median absolute
+/// deviation; infinite for fewer than two.
+double relative_median_error(std::vector<double> samples);
 
 /// Whether the launches a contender has just run to verify it (their times in ms) already show it clearly
 /// beaten, so it needs no timing: only where the time to beat is long (kLongLaunchMs) and every one of

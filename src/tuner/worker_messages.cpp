@@ -152,7 +152,8 @@ json timing_options_json(const TimingOptions& o) {
           {"flush_l2", o.flush_l2},
           {"beaten_above_ms", o.beaten_above_ms},
           {"beaten_repetitions", o.beaten_repetitions},
-          {"min_repetitions_long", o.min_repetitions_long}};
+          {"min_repetitions_long", o.min_repetitions_long},
+          {"precision", o.precision}};
 }
 
 TimingOptions read_timing_options(const Reader& r) {
@@ -166,6 +167,7 @@ TimingOptions read_timing_options(const Reader& r) {
   o.beaten_above_ms = r.number("beaten_above_ms");
   o.beaten_repetitions = r.get<int>("beaten_repetitions");
   o.min_repetitions_long = r.get<int>("min_repetitions_long");
+  o.precision = r.number("precision");
   return o;
 }
 

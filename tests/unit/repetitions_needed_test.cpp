@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "gemmforge/error.hpp"
@@ -76,6 +77,35 @@ TEST(RepetitionsNeeded, TheFirstLookNeverExceedsTheCap) {
   EXPECT_EQ(repetitions_needed({}, WarmUp{}, o), 1);
   EXPECT_EQ(repetitions_needed({2.0}, WarmUp{}, o), 0);
   EXPECT_EQ(repetitions_needed({0.5}, WarmUp{}, o), 0) << "the cap holds even for a contender that may win";
+}
+
+TEST(RepetitionsNeeded, WithAPrecisionASteadyContenderStopsAtTheMinimumCount) {
+  TimingOptions o = options(50);
+  o.precision = 0.005;
+  // 0.1 ms launches: the budget would hold 500. The minimum count first, then the median's error decides.
+  EXPECT_EQ(repetitions_needed({}, WarmUp{2, 0.2}, o), o.min_repetitions);
+  std::vector<double> steady;
+  for (int i = 0; i < o.min_repetitions; ++i) steady.push_back(0.1 * (1 + 0.002 * (i % 3)));
+  EXPECT_EQ(repetitions_needed(steady, WarmUp{2, 0.2}, o), 0) << "known within 0.5% after ten";
+  // Launches spread by 10%: the median is not known well enough, the budget goes on.
+  std::vector<double> noisy;
+  for (int i = 0; i < o.min_repetitions; ++i) noisy.push_back(0.1 * (1 + 0.1 * (i % 5) / 4.0));
+  EXPECT_GT(repetitions_needed(noisy, WarmUp{2, 0.2}, o), 0);
+  // Without a precision the budget is spent whatever the spread.
+  EXPECT_GT(repetitions_needed(steady, WarmUp{2, 0.2}, options(50)), 0);
+}
+
+TEST(RelativeMedianError, FromTheSpreadAroundTheMedianNotFromOutliers) {
+  EXPECT_TRUE(std::isinf(relative_median_error({1.0})));
+  EXPECT_DOUBLE_EQ(relative_median_error(std::vector<double>(10, 2.0)), 0.0);
+  // Median 1, absolute deviations 0.1 (MAD 0.1): 1.2533 * 1.4826 * 0.1 / sqrt(4).
+  EXPECT_NEAR(relative_median_error({0.9, 1.1, 0.9, 1.1}), 1.2533 * 1.4826 * 0.1 / 2, 1e-9);
+  // One launch a hundred times slower (a preempted one) barely moves it.
+  std::vector<double> samples(20, 1.0);
+  for (int i = 0; i < 20; ++i) samples[i] += 0.001 * (i % 2);
+  const double clean = relative_median_error(samples);
+  samples.back() = 100.0;
+  EXPECT_LT(relative_median_error(samples), 2 * clean + 1e-12);
 }
 
 TEST(BeatenAtVerification, OnlyALongContenderWhoseEveryVerificationLaunchLosesClearly) {

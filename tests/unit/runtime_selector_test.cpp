@@ -235,15 +235,16 @@ TEST_F(RuntimeSelector, ADeviceNoTemplateRunsOnIsAnArchMismatchUnlessCuBlasServe
   turing.cc_major = 7, turing.cc_minor = 5;
   EXPECT_THROW(select(turing, problem(256, 256, 256), {}, false), ArchMismatchError);
   EXPECT_EQ(select(turing, problem(256, 256, 256)).level, PlanLevel::kVendor);
-  // TF32 products run on Hopper's wgmma template only: elsewhere cuBLAS serves them, or nothing does.
+  // TF32 products run on mma.sync from sm_80 on, and on Hopper also on the wgmma templates (which of them
+  // serves is the model's choice, here without results to fit).
   KernelProblem tf32 = problem(256, 256, 256);
   tf32.dtype = Dtype::kTf32;
+  EXPECT_THROW(select(turing, tf32, {}, false), ArchMismatchError);
   const DeviceInfo a100 = model("NVIDIA A100-SXM4-80GB", "sm_80", "GPU-a100");
-  EXPECT_THROW(select(a100, tf32, {}, false), ArchMismatchError);
-  EXPECT_EQ(select(a100, tf32).level, PlanLevel::kVendor);
-  const Selection on_hopper = select(h100_card_, tf32, {}, false);
-  ASSERT_TRUE(on_hopper.choice);
-  EXPECT_EQ(on_hopper.choice->kernel_template->manifest.name(), "gemm_wgmma");
+  const Selection on_ampere = select(a100, tf32, {}, false);
+  ASSERT_TRUE(on_ampere.choice);
+  EXPECT_EQ(on_ampere.choice->kernel_template->manifest.name(), "tf32gemm_mma");
+  EXPECT_TRUE(select(h100_card_, tf32, {}, false).choice);
 }
 
 // The 16-bit templates: mma.sync (sm_80 and newer) and wgmma (sm_90a).
