@@ -26,11 +26,15 @@ enum Feature : size_t {
   kLongK,        // log of K over the geometric mean of M and N, above 1
   kMemoryBound,  // log of the device-memory time over the compute time, above 1
   kSixteenBit,   // 16-bit operands: another family of kernels, at another share of its peak
-  // Unaligned rows of 16-bit operands, apart from FP32's: cuBLAS loses far more on them (BF16 on an H100:
-  // 4103x4105x4104 at 0.15 of its speed at 4096^3) than on FP32 rows (0.86).
+  // Unaligned rows for each family of cuBLAS kernels apart: its tensor-core kernels lose far more on them
+  // (on an H100, 4103x4105x4104 at 0.15 of the speed at 4096^3 for BF16, 0.30 for TF32) than SGEMM's FFMA
+  // kernels do on FP32 rows (0.86), and each family by its own share.
   kSixteenBitUnalignedA,
   kSixteenBitUnalignedB,
   kSixteenBitUnalignedC,
+  kTf32UnalignedA,
+  kTf32UnalignedB,
+  kTf32UnalignedC,
   kFeatureCount
 };
 
@@ -70,12 +74,13 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
   if (p.a_trans && p.b_trans) x.emplace_back(kLayoutTt, 1.0);
   const int bytes_per_element = element_bytes(p.dtype);
   const int bytes = bytes_per_element;
-  const bool sixteen_bit = bytes == 2;
-  if (p.align_a * bytes < 16) x.emplace_back(sixteen_bit ? kSixteenBitUnalignedA : kUnalignedA, 1.0);
-  if (p.align_b * bytes < 16) x.emplace_back(sixteen_bit ? kSixteenBitUnalignedB : kUnalignedB, 1.0);
-  if (p.align_c * element_bytes(p.c_dtype) < 16) {
-    x.emplace_back(sixteen_bit ? kSixteenBitUnalignedC : kUnalignedC, 1.0);
-  }
+  // The first of the family's three unaligned-row features (A, B, C).
+  const size_t unaligned = bytes == 2                ? kSixteenBitUnalignedA
+                           : p.dtype == Dtype::kTf32 ? kTf32UnalignedA
+                                                     : kUnalignedA;
+  if (p.align_a * bytes < 16) x.emplace_back(unaligned, 1.0);
+  if (p.align_b * bytes < 16) x.emplace_back(unaligned + 1, 1.0);
+  if (p.align_c * element_bytes(p.c_dtype) < 16) x.emplace_back(unaligned + 2, 1.0);
   x.emplace_back(kSmallM, log_below(static_cast<double>(p.m), 4096));
   x.emplace_back(kSmallN, log_below(static_cast<double>(p.n), 4096));
   x.emplace_back(kSmallK, log_below(static_cast<double>(p.k), 4096));
