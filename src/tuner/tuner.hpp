@@ -56,6 +56,9 @@ struct TuneOptions {
   size_t searches_per_gpu = 0;
   /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
   size_t compile_ahead_problems = 1;
+  /// Batches' worth of the strategy's guesses at what a search asks for next, compiled while its batch is
+  /// measured; -1: two where a GPU searches one problem at a time, else none.
+  int guessed_batches = -1;
   /// Instead of GPUs: one GPU replayed from these recorded tables (its device is the first table's); no
   /// worker, no compiler. Trials are recorded as a GPU's would be. For testing the tuning path, sharding
   /// and merging without a GPU.

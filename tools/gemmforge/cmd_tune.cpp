@@ -54,6 +54,7 @@ struct TuneCliOptions {
   unsigned threads = 0;
   size_t batch = 0;
   size_t searches = tuner::TuneOptions().searches_per_gpu;
+  int compile_ahead = tuner::TuneOptions().guessed_batches;
   bool json = false;
 };
 
@@ -384,6 +385,7 @@ int run_tune(const TuneCliOptions& o) {
   options.compile_threads = o.threads;
   options.batch = o.batch;
   options.searches_per_gpu = o.searches;
+  options.guessed_batches = o.compile_ahead;
   options.command = command_line();
   options.worker.device = ordinal;
   options.devices = ordinals;
@@ -467,6 +469,11 @@ Command register_tune(CLI::App& app) {
                   "each GPU has, 2 to 6)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16));
+  cmd->add_option("--compile-ahead", o->compile_ahead,
+                  "Batches' worth of the strategy's guesses at a search's next candidates compiled while its "
+                  "batch is measured (-1: 2 with one search per GPU, else none)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 4));
   return {cmd, [o] { return run_tune(*o); }};
 }
 
