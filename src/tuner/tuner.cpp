@@ -101,6 +101,8 @@ std::unique_ptr<StopCondition> make_stop(const TuneOptions& options, size_t cand
   std::vector<std::unique_ptr<StopCondition>> conditions;
   conditions.push_back(stop_after_evaluations(options.max_evals > 0 ? options.max_evals : candidates));
   if (options.time_s > 0) conditions.push_back(stop_after_seconds(options.time_s));
+  if (options.patience > 0)
+    conditions.push_back(stop_without_improvement(options.patience, options.patience_gain));
   return stop_when_any(std::move(conditions));
 }
 

@@ -28,6 +28,10 @@ struct TuneOptions {
   uint64_t seed = 1;       ///< of the strategy and of the operands
   size_t max_evals = 128;  ///< per problem, stored trials included; 0: no limit
   double time_s = 0;       ///< per problem, in seconds; 0: no limit
+  /// A problem's search stops after this many evaluations in a row without making its best time faster
+  /// by more than patience_gain (relative); 0: only max_evals and time_s stop it.
+  size_t patience = 64;
+  double patience_gain = 0.005;
   double error_bound = 1e-5;
   bool allow_spills = false;
   /// Record cuBLAS's time of each problem as a trial of its own (db::kVendorTemplate), the candidate the

@@ -55,6 +55,7 @@ struct TuneCliOptions {
   size_t batch = 0;
   size_t searches = tuner::TuneOptions().searches_per_gpu;
   int compile_ahead = tuner::TuneOptions().guessed_batches;
+  size_t patience = tuner::TuneOptions().patience;
   bool json = false;
 };
 
@@ -386,6 +387,7 @@ int run_tune(const TuneCliOptions& o) {
   options.batch = o.batch;
   options.searches_per_gpu = o.searches;
   options.guessed_batches = o.compile_ahead;
+  options.patience = o.patience;
   options.command = command_line();
   options.worker.device = ordinal;
   options.devices = ordinals;
@@ -438,6 +440,10 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--max-evals", o->max_evals, "Evaluations per problem, stored ones included (0: no limit)")
       ->capture_default_str();
   cmd->add_option("--time", o->time_s, "Seconds of search per problem (0: no limit)")->capture_default_str();
+  cmd->add_option("--patience", o->patience,
+                  "Stop a problem's search after this many evaluations in a row that made its best time no "
+                  "more than 0.5% faster (0: only --max-evals and --time stop it)")
+      ->capture_default_str();
   cmd->add_option("--db", o->db,
                   "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
   cmd->add_option("--template", o->templates, "Tune only this template (repeatable)");
