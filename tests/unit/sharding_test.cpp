@@ -226,6 +226,18 @@ TEST_F(ShardedTuning, RanksTuneEveryProblemOnceAndPoolToTheSameResultInAnyOrder)
   EXPECT_EQ(forward.second, reference.second) << "the ranks measured other candidates than one process";
 }
 
+TEST_F(ShardedTuning, ASearchStopsOnceItStopsImprovingUnlessPatienceIsOff) {
+  const std::string replay = "tune --replay '" + folder_.file("gpu.json") + "' --max-evals 0 --quiet";
+  const Ran full = run(replay + " --patience 0 --db '" + folder_.file("full.db") + "'");
+  ASSERT_EQ(full.status, 0) << full.out;
+  const Ran patient = run(replay + " --patience 3 --db '" + folder_.file("patient.db") + "'");
+  ASSERT_EQ(patient.status, 0) << patient.out;
+  const size_t all = contents(folder_.file("full.db")).second.size();
+  const size_t stopped = contents(folder_.file("patient.db")).second.size();
+  EXPECT_LT(stopped, all) << "three evaluations without a gain stop a problem's search";
+  EXPECT_GT(stopped, 0u);
+}
+
 TEST_F(ShardedTuning, PrintProblemsShowsEachRanksShareWithoutAGpu) {
   std::ofstream(folder_.file("shapes.txt"))
       << "4096 4096 4096\n1024 1024 1024 nt\n16 4096 4096\n512 512 512 tn col\n"
