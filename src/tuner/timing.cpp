@@ -24,6 +24,17 @@ void L2Flusher::flush(cudaStream_t stream) {
   GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0, buffer_.bytes(), stream));
 }
 
+namespace {
+
+// The median of `values`, which it sorts; at least one value.
+double sorted_median(std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+}  // namespace
+
 int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up,
                        const TimingOptions& options) {
   const int done = static_cast<int>(samples.size());
@@ -62,17 +73,12 @@ int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up
 double relative_median_error(std::vector<double> samples) {
   const size_t n = samples.size();
   if (n < 2) return std::numeric_limits<double>::infinity();
-  const auto median_of = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    const size_t mid = v.size() / 2;
-    return v.size() % 2 == 1 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
-  };
-  const double median = median_of(samples);
+  const double median = sorted_median(samples);
   if (!(median > 0)) return std::numeric_limits<double>::infinity();
   for (double& x : samples) x = std::abs(x - median);
   // The spread from the median absolute deviation (as a normal's standard deviation: 1.4826 MAD), which a
   // few outliers (a preempted launch) do not move; the median's standard error is 1.2533 sigma / sqrt(n).
-  const double sigma = 1.4826 * median_of(samples);
+  const double sigma = 1.4826 * sorted_median(samples);
   return 1.2533 * sigma / std::sqrt(static_cast<double>(n)) / median;
 }
 
@@ -82,12 +88,10 @@ bool beaten_at_verification(const std::vector<double>& launches_ms, const Timing
 }
 
 Timing timing_of(std::vector<double> samples) {
-  if (samples.empty()) throw InvalidArgumentError("timing: max_repetitions must be at least 1");
-  std::sort(samples.begin(), samples.end());
+  if (samples.empty()) throw InvalidArgumentError("timing: no launch was timed");
   Timing t;
   t.repetitions = static_cast<int>(samples.size());
-  const size_t mid = samples.size() / 2;
-  t.median_ms = samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+  t.median_ms = sorted_median(samples);
   t.min_ms = samples.front();
   t.max_ms = samples.back();
   return t;
@@ -134,6 +138,7 @@ Timing time_launches(const std::function<void(cudaStream_t)>& launch, cudaStream
       samples.push_back(stops[i].elapsed_since(starts[i]));
     }
   }
+  if (samples.empty()) throw InvalidArgumentError("timing: max_repetitions must be at least 1");
   return timing_of(std::move(samples));
 }
 
