@@ -35,16 +35,20 @@
 // tile's stages only once the other team has waited on all of the previous tile's (a named barrier per
 // team): a stage barrier's parity tells its last phase from the one before, not from phases further back.
 //
+// The epilogue stores C from the accumulators' fragments in pairs, or (STAGE_C = 1) passes each warp's rows
+// through a buffer of its own so that lanes write consecutive columns in the widest vectors C's alignment
+// allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd.
+//
 // Parameters come from gemm_tma.json.
-#include "epilogue.cuh"
+#include "staged_store.cuh"
 #include "swizzled_fill.cuh"
 #include "tma.cuh"
 #include "wgmma_major.cuh"
 
-#if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||              \
-    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) || \
+#if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||                 \
+    !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
-    !defined(PRODUCER_REGS)
+    !defined(PRODUCER_REGS) || !defined(STAGE_C)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -67,7 +71,10 @@ constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by
 constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
 constexpr int kStageBytes = kATileBytes + kBTileBytes;
-constexpr unsigned kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // tiles, alignment, barriers
+// With STAGE_C, a buffer per consumer warp through which it stores C.
+constexpr int kStagingBytes = STAGE_C ? kConsumerGroups * 4 * gf::kStagedWarpFloats * 4 : 0;
+constexpr unsigned kSmemBytes =
+    STAGES * kStageBytes + 1024 + 2 * STAGES * 8 + kStagingBytes;  // tiles, alignment, barriers, staging
 constexpr bool kAllTma = TMA_A && TMA_B;
 constexpr unsigned kTmaBytes = (TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0);
 constexpr int kFillBatch = 8;  // 16-byte chunks a producer thread has in flight while filling a stage
@@ -92,6 +99,7 @@ static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
 static_assert(PINGPONG == 0 || PINGPONG == 1, "one team of consumers, or two taking turns");
+static_assert(STAGE_C == 0 || STAGE_C == 1, "C stored from the fragments, or staged per warp");
 static_assert(CLUSTER == 1 || (B_MN ? (kBN / 64) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
               "B's boxes must share out evenly over the cluster");
 
@@ -314,14 +322,40 @@ __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_
   gf::fence_accumulators(d);
 }
 
-__device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
-                                        unsigned long long* empty) {
+// Stores a consumer's 64 x WN tile of C at (m0, n0): from the fragments, in pairs at most (STAGE_C = 0), or
+// through each warp's staging buffer in the widest vectors C allows (STAGE_C = 1, staged_store.cuh).
+__device__ __forceinline__ void store_tile(const GemmArgs& args, int m0, int n0, const gf::EpilogueMode& mode,
+                                           const float (&acc)[kTilesN][4], float* staging) {
   Storage* C = static_cast<Storage*>(args.c);
+  const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
+  if constexpr (STAGE_C) {
+    gf::store_staged<Out, VEC_C, kTilesN>(
+        C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc,
+        staging + (static_cast<int>(threadIdx.x) / 32 - 4 * PRODUCERS) * gf::kStagedWarpFloats);
+  } else {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m0 + warp * 16 + g + 8 * half;
+      if (row >= args.m) continue;
+      Storage* c_row = C + row * args.ldc;
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+        gf::write_pair<Out, (VEC_C >= 2)>(c_row, n0 + 8 * j + 2 * t, args.n, mode, acc[j][2 * half],
+                                          acc[j][2 * half + 1]);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
+                                        unsigned long long* empty, float* staging) {
   const int consumer = static_cast<int>(threadIdx.x) / 128 - PRODUCERS;
   const int team = consumer / kConsumers;
   const int wg_m = consumer % kConsumers % WGM;
   const int wg_n = consumer % kConsumers / WGM;
-  const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
   int use = 0;    // stages consumed so far (by either team), across segments
@@ -356,19 +390,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     }
 
     const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
-    const int g = lane / 4;
-    const int t = lane % 4;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = m0 + wg_m * 64 + warp * 16 + g + 8 * half;
-      if (row >= args.m) continue;
-      Storage* c_row = C + row * args.ldc;
-#pragma unroll
-      for (int j = 0; j < kTilesN; ++j) {
-        gf::write_pair<Out, (VEC_C >= 2)>(c_row, n0 + wg_n * WN + 8 * j + 2 * t, args.n, mode,
-                                          acc[j][2 * half], acc[j][2 * half + 1]);
-      }
-    }
+    store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, acc, staging);
     gf::segment_release(args, segment);
   });
 }
@@ -383,13 +405,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   char* smem = reinterpret_cast<char*>(smem_vec) + ((1024 - (shared & 1023)) & 1023);
   unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + STAGES * kStageBytes);
   unsigned long long* empty = full + STAGES;
+  float* staging = reinterpret_cast<float*>(empty + STAGES);  // 16-byte aligned: STAGES pairs of barriers
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
     if (TMA_A) gf::prefetch_tensor_map(&maps.a);
     if (TMA_B) gf::prefetch_tensor_map(&maps.b);
     for (int s = 0; s < STAGES; ++s) {
       gf::mbarrier_init(full + s, kAllTma ? 1 : kProducerThreads);  // the producers' arrivals, TMA's bytes
-      gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);  // the reading team's warps, cluster-wide
+      gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);       // the reading team's warps, cluster-wide
     }
     gf::mbarrier_init_fence();
   }
@@ -404,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     produce(args, maps, smem, full, empty);
   } else {
     if constexpr (kConsumerGroups > 1) gf::claim_registers<CONSUMER_REGS>();
-    consume(args, smem, full, empty);
+    consume(args, smem, full, empty, staging);
   }
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.
   if constexpr (CLUSTER > 1) gf::cluster_sync();

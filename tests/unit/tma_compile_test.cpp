@@ -3,7 +3,7 @@
 // the operands TMA copies), the tensor map keys and the checks made before the driver is asked, and NVRTC
 // compiles of every seed for each type, layout and operand alignment on unserialized HGMMA fed by UTMALDG
 // (multicast in clusters) or by the producer's realigned loads, with the register split between producer
-// and consumers (SASS where cuobjdump is installed).
+// and consumers, and C stored in 16-byte vectors by the staged epilogue (SASS where cuobjdump is installed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -278,6 +278,11 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const bool split =
             spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
+        // A staged epilogue stores C in 16-byte vectors where its rows are 16-byte aligned; from the
+        // fragments, C goes in pairs at most.
+        const bool wide_c = spec.config.at("STAGE_C") == 1 &&
+                            spec.problem.align_c * element_bytes(spec.problem.c_dtype) >= 16;
+        EXPECT_EQ(test_support::count(sass, "STG.E.128") > 0, wide_c) << what;
         // Clusters multicast B and meet at cluster barriers.
         const bool clustered = spec.config.at("CLUSTER") > 1;
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D.MULTICAST") > 0, clustered) << what;

@@ -1,0 +1,166 @@
+// The epilogue of a wgmma warpgroup through shared memory (sm_90a templates, NVRTC only): each warp passes
+// its 16 rows of accumulators through a small FP32 buffer of its own, 32 columns at a time, and writes them
+// out row by row, its lanes on consecutive columns. A row of C is then written in the widest vectors its
+// alignment allows (16 bytes where C's rows are 16-byte aligned), and where no vector fits (an odd ldc of a
+// 16-bit C) in single elements that still fill whole sectors: 64 contiguous bytes per store instead of
+// the 4 bytes per row that a fragment's pair spans.
+//
+// Only a warp's own lanes share its buffer, so __syncwarp is the only synchronization.
+#ifndef GEMMFORGE_STAGED_STORE_CUH
+#define GEMMFORGE_STAGED_STORE_CUH
+
+#include "epilogue.cuh"
+
+namespace gf {
+
+constexpr int kStagedRows = 16;  // a warp's rows of a wgmma accumulator
+constexpr int kStagedCols = 32;  // columns passed through the buffer at a time
+// Floats per buffer row: 8 past the 32 columns put the eight rows a fragment store touches at once on
+// distinct banks, and keep rows 16-byte aligned for the vector reads.
+constexpr int kStagedPitch = kStagedCols + 8;
+constexpr int kStagedWarpFloats = kStagedRows * kStagedPitch;  // one warp's buffer
+
+// kVec elements of C as words: one C element per word for FP32, two per word for a 16-bit C.
+template <typename Out, int kVec>
+struct StagedVector {
+  static constexpr int kWords = kVec * Out::kBytes / 4;
+  static_assert(kWords == 1 || kWords == 2 || kWords == 4, "a vector of 4, 8 or 16 bytes");
+
+  template <typename Storage>
+  __device__ __forceinline__ static void load(const Storage* p, bool bypass_l1, float (&out)[kVec]) {
+    unsigned words[kWords];
+    if constexpr (kWords == 4) {
+      const uint4* v = reinterpret_cast<const uint4*>(p);
+      const uint4 w = bypass_l1 ? __ldcg(v) : *v;
+      words[0] = w.x, words[1] = w.y, words[2] = w.z, words[3] = w.w;
+    } else if constexpr (kWords == 2) {
+      const uint2* v = reinterpret_cast<const uint2*>(p);
+      const uint2 w = bypass_l1 ? __ldcg(v) : *v;
+      words[0] = w.x, words[1] = w.y;
+    } else {
+      const unsigned* v = reinterpret_cast<const unsigned*>(p);
+      words[0] = bypass_l1 ? __ldcg(v) : *v;
+    }
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+      if constexpr (Out::kBytes == 4) {
+        out[w] = __uint_as_float(words[w]);
+      } else {
+        out[2 * w] = Out::to_float(static_cast<unsigned short>(words[w] & 0xffffu));
+        out[2 * w + 1] = Out::to_float(static_cast<unsigned short>(words[w] >> 16));
+      }
+    }
+  }
+
+  template <typename Storage>
+  __device__ __forceinline__ static void store(Storage* p, const float (&values)[kVec]) {
+    unsigned words[kWords];
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+      if constexpr (Out::kBytes == 4) {
+        words[w] = __float_as_uint(values[w]);
+      } else {
+        words[w] = Out::pack(values[2 * w], values[2 * w + 1]);
+      }
+    }
+    if constexpr (kWords == 4) {
+      *reinterpret_cast<uint4*>(p) = make_uint4(words[0], words[1], words[2], words[3]);
+    } else if constexpr (kWords == 2) {
+      *reinterpret_cast<uint2*>(p) = make_uint2(words[0], words[1]);
+    } else {
+      *reinterpret_cast<unsigned*>(p) = words[0];
+    }
+  }
+};
+
+// Writes columns n .. n + kVec - 1 of a row of C (n_valid columns in the matrix): alpha * acc + beta * C, or
+// alpha * acc + C when an earlier K range of the tile is already in C. beta == 0 never reads C. One access
+// for the whole vector where it lies inside the matrix and kVec elements make 4 bytes or more (C's rows are
+// then aligned to them); one per element otherwise.
+template <typename Out, int kVec>
+__device__ __forceinline__ void write_vector(typename OutputAccess<Out>::Storage* row, int n, int n_valid,
+                                             const EpilogueMode& mode, const float (&acc)[kVec]) {
+  using Access = OutputAccess<Out>;
+  const bool reads = mode.reads_c();
+  const float scale = mode.accumulate ? 1.0f : mode.beta;
+  float out[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) out[i] = mode.alpha * acc[i];
+  if constexpr (kVec * Out::kBytes >= 4) {
+    if (n + kVec <= n_valid) {
+      if (reads) {
+        float old[kVec];
+        StagedVector<Out, kVec>::load(row + n, mode.accumulate, old);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) out[i] += scale * old[i];
+      }
+      StagedVector<Out, kVec>::store(row + n, out);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    if (n + i < n_valid) {
+      if (reads) out[i] += scale * Access::load(row + n + i, mode.accumulate);
+      Access::store(row + n + i, out[i]);
+    }
+  }
+}
+
+// Stores a warp's share of a wgmma accumulator, rows row0 .. row0 + 15 and columns col0 .. col0 + 8 kTilesN
+// - 1 of C (m x n, rows ldc apart), through `buffer` (kStagedWarpFloats, 16-byte aligned, this warp's own).
+// The accumulator is in the m16n8 fragment layout: lane 4 g + t holds columns 8 j + 2 t and 8 j + 2 t + 1 of
+// rows g (acc[j][0..1]) and g + 8 (acc[j][2..3]). kVec: elements per access of C, which C's alignment
+// allows.
+template <typename Out, int kVec, int kTilesN>
+__device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage* C, long long ldc, int row0,
+                                             int col0, int m, int n, const EpilogueMode& mode,
+                                             const float (&acc)[kTilesN][4], float* buffer) {
+  constexpr int kTilesPerPass = kStagedCols / 8;
+  static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 32");
+  static_assert(kVec == 1 || kVec == 2 || kVec == 4 || kVec == 8, "1, 2, 4 or 8 elements per access");
+  constexpr int kLanesPerRow = kStagedCols / kVec;
+  constexpr int kRowsPerStep = 32 / kLanesPerRow;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int lane_row = lane / kLanesPerRow;
+  const int lane_col = lane % kLanesPerRow * kVec;
+#pragma unroll
+  for (int pass = 0; pass < kTilesN / kTilesPerPass; ++pass) {
+    __syncwarp();  // the lanes are done reading the previous pass
+#pragma unroll
+    for (int j = 0; j < kTilesPerPass; ++j) {
+      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
+      *reinterpret_cast<float2*>(buffer + g * kStagedPitch + 8 * j + 2 * t) = make_float2(tile[0], tile[1]);
+      *reinterpret_cast<float2*>(buffer + (g + 8) * kStagedPitch + 8 * j + 2 * t) =
+          make_float2(tile[2], tile[3]);
+    }
+    __syncwarp();
+    const int col = col0 + pass * kStagedCols + lane_col;
+#pragma unroll 4
+    for (int step = 0; step < kStagedRows / kRowsPerStep; ++step) {
+      const int r = step * kRowsPerStep + lane_row;
+      if (row0 + r >= m) break;
+      float values[kVec];
+      const float* src = buffer + r * kStagedPitch + lane_col;
+#pragma unroll
+      for (int i = 0; i < kVec; i += (kVec >= 4 ? 4 : kVec)) {
+        if constexpr (kVec >= 4) {
+          const float4 v = *reinterpret_cast<const float4*>(src + i);
+          values[i] = v.x, values[i + 1] = v.y, values[i + 2] = v.z, values[i + 3] = v.w;
+        } else if constexpr (kVec == 2) {
+          const float2 v = *reinterpret_cast<const float2*>(src);
+          values[0] = v.x, values[1] = v.y;
+        } else {
+          values[0] = src[0];
+        }
+      }
+      write_vector<Out, kVec>(C + static_cast<long long>(row0 + r) * ldc, col, n, mode, values);
+    }
+  }
+}
+
+}  // namespace gf
+
+#endif  // GEMMFORGE_STAGED_STORE_CUH
