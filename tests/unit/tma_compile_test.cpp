@@ -161,9 +161,10 @@ TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriv
 }
 
 // setmaxnreg.inc blocks until the block's own pool holds the registers asked for: consumers asking for more
-// than the producer gave back would wait forever. For each number of consumer warpgroups, and a producer
-// that copies by TMA alone or also through its registers (odd leading dimensions), the registers the
-// consumers claim plus the producer's fit what the block was given at launch, and nothing spills.
+// than the producer gave back would wait forever. For each number of consumer warpgroups, a producer that
+// copies by TMA alone or also through its registers (odd leading dimensions), and either epilogue, the
+// registers the consumers claim plus the producer's fit what the block was given at launch, and nothing
+// spills.
 TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   std::vector<KernelSpec> specs;
@@ -178,20 +179,26 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
                                                                                             {3, 1, 64, 0},
                                                                                             {2, 1, 128, 1},
                                                                                             {1, 2, 64, 1}}) {
-      Config config = tma().manifest.seeds().front();
-      config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
-      config.set("PINGPONG", pingpong);
-      // With a producer on more registers, four consumer warpgroups no longer fit theirs.
-      const bool fits = tma().manifest.violations(config, &device, &problem).empty();
-      if (problem.align_b < 8 && wgm * wgn * (1 + pingpong) > 3 && !fits) continue;
-      ASSERT_TRUE(fits) << config.key() << " " << problem.to_string();
-      specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
-      // Two producer warpgroups filling the unaligned operands, where the consumers' registers allow.
-      config.set("PRODUCERS", 2);
-      if (problem.align_b < 8 && tma().manifest.violations(config, &device, &problem).empty())
+      for (const int stage_c : {0, 1}) {
+        Config config = tma().manifest.seeds().front();
+        config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
+        config.set("PINGPONG", pingpong), config.set("STAGE_C", stage_c);
+        // With a producer on more registers, or an epilogue staged through shared memory, four consumer
+        // warpgroups no longer fit theirs.
+        const bool fits = tma().manifest.violations(config, &device, &problem).empty();
+        if ((problem.align_b < 8 || stage_c == 1) && wgm * wgn * (1 + pingpong) > 3 && !fits) continue;
+        ASSERT_TRUE(fits) << config.key() << " " << problem.to_string();
         specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+        // Two producer warpgroups filling the unaligned operands, where the consumers' registers allow.
+        config.set("PRODUCERS", 2);
+        if (problem.align_b < 8 && tma().manifest.violations(config, &device, &problem).empty())
+          specs.push_back(make_spec(tma(), config, problem, "sm_90a", &device));
+      }
     }
   }
+  ASSERT_GE(std::count_if(specs.begin(), specs.end(),
+                          [](const KernelSpec& spec) { return spec.config.at("STAGE_C") == 1; }),
+            12);
   ASSERT_GE(std::count_if(specs.begin(), specs.end(),
                           [](const KernelSpec& spec) { return spec.config.at("PRODUCERS") == 2; }),
             2);

@@ -83,8 +83,11 @@ int run_measure(const MeasureOptions& o) {
                configs.size(), compile_s, rtc::default_compile_threads());
     fmt::print("{:>10} {:>9} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  {}\n", "ms", "TFLOP/s", "vs cuBLAS", "regs",
                "occ", "spill", "rel.err", "compile", "config");
-    fmt::print("{:>10.4f} {:>9.2f} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  cuBLAS SGEMM\n", cublas.median_ms,
-               flops / cublas.median_ms / 1e9, "1.000", "", "", "", "", "");
+    const std::string vendor = problem.dtype == Dtype::kF32
+                                   ? std::string("cuBLAS SGEMM")
+                                   : fmt::format("cuBLAS GemmEx ({})", problem.type_name());
+    fmt::print("{:>10.4f} {:>9.2f} {:>8} {:>5} {:>4} {:>6} {:>9} {:>8}  {}\n", cublas.median_ms,
+               flops / cublas.median_ms / 1e9, "1.000", "", "", "", "", "", vendor);
   }
   for (size_t i = 0; i < specs.size(); ++i) {
     const rtc::CompileResult& c = compiled[i];
