@@ -16,7 +16,11 @@
 // stage's `full` barrier then waits for every producer thread's arrival as well as TMA's bytes.
 //
 // Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
-// N-major in 64-element boxes, which 16-bit wgmma reads transposed (wgmma_major.cuh).
+// N-major in boxes of 128 bytes, which 16-bit wgmma reads transposed (wgmma_major.cuh). wgmma reads TF32
+// from shared memory K-major only, but takes its first operand from registers: an M-major TF32 tile
+// (RS_A) is read into each warp's fragments, a stage ahead of the wgmmas that use them. With a row-major
+// B (TF32 nn, SWAP), the block computes C^T = B^T A^T: B plays the first operand and A the second, the
+// tiles walk N by M, and the epilogue writes each accumulator transposed through the staging buffers.
 //
 // Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
 // order, its producer already loading the next tile while the consumers store the last one. Split-K and
@@ -48,7 +52,7 @@
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||                 \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
-    !defined(PRODUCER_REGS) || !defined(STAGE_C)
+    !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -67,6 +71,7 @@ constexpr int kConsumerGroups = kConsumers * kTeams;
 constexpr int kProducerThreads = 128 * PRODUCERS;
 constexpr int kThreads = kProducerThreads + 128 * kConsumerGroups;
 constexpr int kTilesN = WN / 8;       // m16n8 accumulator tiles of a warp, along N
+constexpr int kBoxElems = kBK;        // M or N elements of an MN-major box: 128 bytes
 constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by kBK rows of K
 constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
@@ -94,13 +99,16 @@ static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
 static_assert(ELEM != 1 || kAllTma, "TF32 operands come by TMA only");
 static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
 static_assert(PRODUCERS == 1 || PRODUCERS == 2, "one or two producer warpgroups");
-static_assert(ELEM != 1 || (!A_MN && !B_MN), "TF32 tiles must be K-major");
+static_assert(ELEM != 1 || (!B_MN && (!A_MN || RS_A)), "TF32 tiles in shared memory must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
 static_assert(PINGPONG == 0 || PINGPONG == 1, "one team of consumers, or two taking turns");
 static_assert(STAGE_C == 0 || STAGE_C == 1, "C stored from the fragments, or staged per warp");
-static_assert(CLUSTER == 1 || (B_MN ? (kBN / 64) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
+static_assert(!SWAP || (ELEM == 1 && RS_A && STAGE_C && CLUSTER == 1),
+              "a transposed TF32 product reads B into registers, stores C staged and runs without clusters");
+static_assert(!RS_A || (ELEM == 1 && A_MN), "only an M-major TF32 first operand comes from registers");
+static_assert(CLUSTER == 1 || (B_MN ? (kBN / kBoxElems) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
               "B's boxes must share out evenly over the cluster");
 
 using Out = gf::SelectOutput<ELEM == 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
@@ -174,15 +182,23 @@ __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
 // of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN rows per consumer
 // column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads the r-th of every
 // CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block of the cluster.
+// The tensor maps of the first and the second operand: A's and B's, or B's and A's for C^T = B^T A^T.
+__device__ __forceinline__ const TensorMap* first_map(const TensorMaps& maps) {
+  return SWAP ? &maps.b : &maps.a;
+}
+__device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
+  return SWAP ? &maps.a : &maps.b;
+}
+
 __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                            unsigned long long* full) {
   if constexpr (!TMA_A) {
   } else if constexpr (A_MN) {
 #pragma unroll
-    for (int box = 0; box < kBM / 64; ++box)
-      gf::tma_load(stage + box * kBoxBytes, &maps.a, m0 + 64 * box, k0, full);
+    for (int box = 0; box < kBM / kBoxElems; ++box)
+      gf::tma_load(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
   } else {
-    gf::tma_load(stage, &maps.a, k0, m0, full);
+    gf::tma_load(stage, first_map(maps), k0, m0, full);
   }
   char* b = stage + kATileBytes;
   if constexpr (!TMA_B) {
@@ -191,8 +207,8 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
     const int rank = static_cast<int>(gf::cluster_rank());
     if constexpr (B_MN) {
 #pragma unroll
-      for (int box = rank; box < kBN / 64; box += CLUSTER)
-        gf::tma_load_multicast(b + box * kBoxBytes, &maps.b, n0 + 64 * box, k0, full, kEveryBlock);
+      for (int box = rank; box < kBN / kBoxElems; box += CLUSTER)
+        gf::tma_load_multicast(b + box * kBoxBytes, &maps.b, n0 + kBoxElems * box, k0, full, kEveryBlock);
     } else {
       constexpr int kRows = WN / CLUSTER;
 #pragma unroll
@@ -203,12 +219,12 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
     }
   } else if constexpr (B_MN) {
 #pragma unroll
-    for (int box = 0; box < kBN / 64; ++box)
-      gf::tma_load(b + box * kBoxBytes, &maps.b, n0 + 64 * box, k0, full);
+    for (int box = 0; box < kBN / kBoxElems; ++box)
+      gf::tma_load(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
   } else {
 #pragma unroll
     for (int column = 0; column < WGN; ++column)
-      gf::tma_load(b + column * WN * 128, &maps.b, k0, n0 + column * WN, full);
+      gf::tma_load(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
   }
 }
 
@@ -301,22 +317,42 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
   });
 }
 
-// A consumer's wgmmas over one stage: four K steps.
+// With RS_A, a stage's fragments of the first operand: four K steps of four registers per thread.
+struct Fragments {
+  unsigned a[kKSteps][4];
+};
+
+__device__ __forceinline__ void fence_fragments(Fragments& frags) {
+#pragma unroll
+  for (int step = 0; step < kKSteps; ++step) gf::fence_fragment(frags.a[step]);
+}
+
+// A consumer's wgmmas over one stage: four K steps. With RS_A the first operand's fragments are read into
+// `frags` first, which must stay untouched until these wgmmas have retired.
 __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
-                                            float (&d)[kTilesN][4]) {
-  const char* a = stage + wg_m * (A_MN ? kBoxBytes : 64 * 128);
-  const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / 64 * kBoxBytes : WN * 128);
+                                            float (&d)[kTilesN][4], Fragments& frags) {
+  const char* a = stage + wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
+  const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
   constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
   constexpr int kBStep = B_MN ? 16 * 128 : 32;
+  if constexpr (RS_A) {
+#pragma unroll
+    for (int step = 0; step < kKSteps; ++step) gf::load_tf32_fragment_mn(a, kBoxBytes, step, frags.a[step]);
+  }
   gf::fence_accumulators(d);
   gf::wgmma_fence();
 #pragma unroll
   for (int step = 0; step < kKSteps; ++step) {
-    const unsigned long long desc_a =
-        A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes) : gf::smem_descriptor(a + kAStep * step);
     const unsigned long long desc_b =
         B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes) : gf::smem_descriptor(b + kBStep * step);
-    gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, fresh && step == 0 ? 0 : 1);
+    const int scale_d = fresh && step == 0 ? 0 : 1;
+    if constexpr (RS_A) {
+      gf::wgmma_tf32_rs<WN>(d, frags.a[step], desc_b, scale_d);
+    } else {
+      const unsigned long long desc_a = A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes)
+                                             : gf::smem_descriptor(a + kAStep * step);
+      gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, scale_d);
+    }
   }
   gf::wgmma_commit();
   gf::fence_accumulators(d);
@@ -328,10 +364,13 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, int m0, int n0,
                                            const float (&acc)[kTilesN][4], float* staging) {
   Storage* C = static_cast<Storage*>(args.c);
   const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
-  if constexpr (STAGE_C) {
-    gf::store_staged<Out, VEC_C, kTilesN>(
-        C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc,
-        staging + (static_cast<int>(threadIdx.x) / 32 - 4 * PRODUCERS) * gf::kStagedWarpFloats);
+  float* buffer = staging + (static_cast<int>(threadIdx.x) / 32 - 4 * PRODUCERS) * gf::kStagedWarpFloats;
+  if constexpr (SWAP) {
+    // The accumulator holds C^T: its rows are columns m0 + 16 warp .. of C, its columns rows n0 .. of C.
+    gf::store_staged_transposed<Out, VEC_C, kTilesN>(C, args.ldc, n0, m0 + 16 * warp, args.n, args.m, mode,
+                                                     acc, buffer);
+  } else if constexpr (STAGE_C) {
+    gf::store_staged<Out, VEC_C, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc, buffer);
   } else {
     const int lane = static_cast<int>(threadIdx.x) % 32;
     const int g = lane / 4;
@@ -358,6 +397,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
   const int wg_n = consumer % kConsumers / WGM;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
+  Fragments frags;
   int use = 0;    // stages consumed so far (by either team), across segments
   int works = 0;  // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
@@ -375,15 +415,23 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     for (int kt = 0; kt < stages; ++kt, ++use) {
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
-      issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc);
-      // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
-      gf::wgmma_wait<1>();
-      if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+      issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc, frags);
+      if constexpr (RS_A) {
+        // The next stage's fragments take these registers: this stage's wgmmas must retire first. The
+        // other consumer warpgroups' wgmmas keep the tensor cores busy meanwhile.
+        gf::wgmma_wait<0>();
+        fence_fragments(frags);
+        if (lane == 0) leave_stage(empty + stage);
+      } else {
+        // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
+        gf::wgmma_wait<1>();
+        if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+      }
     }
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
     gf::fence_accumulators(acc);
-    if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+    if (!RS_A && stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
     if (stages == 0) {
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
@@ -393,6 +441,21 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, acc, staging);
     gf::segment_release(args, segment);
   });
+}
+
+// Runs body(frame) on the problem the block computes: the call's, or with SWAP its transpose C^T = B^T A^T
+// (A and B, their leading dimensions, M and N exchanged; C stays the call's and is stored transposed).
+template <typename Body>
+__device__ __forceinline__ void in_frame(const GemmArgs& args, Body&& body) {
+  if constexpr (SWAP) {
+    GemmArgs transposed = args;
+    transposed.a = args.b, transposed.b = args.a;
+    transposed.lda = args.ldb, transposed.ldb = args.lda;
+    transposed.m = args.n, transposed.n = args.m;
+    body(static_cast<const GemmArgs&>(transposed));
+  } else {
+    body(args);
+  }
 }
 
 }  // namespace
@@ -422,13 +485,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   } else {
     __syncthreads();
   }
-  if (threadIdx.x < kProducerThreads) {
-    if constexpr (kConsumerGroups > 1) gf::release_registers<kProducerRegs>();
-    produce(args, maps, smem, full, empty);
-  } else {
-    if constexpr (kConsumerGroups > 1) gf::claim_registers<CONSUMER_REGS>();
-    consume(args, smem, full, empty, staging);
-  }
+  in_frame(args, [&](const GemmArgs& frame) {
+    if (threadIdx.x < kProducerThreads) {
+      if constexpr (kConsumerGroups > 1) gf::release_registers<kProducerRegs>();
+      produce(frame, maps, smem, full, empty);
+    } else {
+      if constexpr (kConsumerGroups > 1) gf::claim_registers<CONSUMER_REGS>();
+      consume(frame, smem, full, empty, staging);
+    }
+  });
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.
   if constexpr (CLUSTER > 1) gf::cluster_sync();
 }

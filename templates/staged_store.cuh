@@ -161,6 +161,63 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
   }
 }
 
+// The same for an accumulator computed transposed (C^T = B^T A^T): its rows are C's columns col0 ..
+// col0 + 15 and its columns C's rows row0 .. row0 + 8 kTilesN - 1. Each pass puts 32 accumulator columns
+// into the buffer as 32 rows of C by 16 columns (rows of 20 floats: the fragment's scattered stores then
+// fall on distinct banks), and the lanes write them out along C's rows.
+template <typename Out, int kVec, int kTilesN>
+__device__ __forceinline__ void store_staged_transposed(typename OutputAccess<Out>::Storage* C, long long ldc,
+                                                        int row0, int col0, int m, int n,
+                                                        const EpilogueMode& mode,
+                                                        const float (&acc)[kTilesN][4], float* buffer) {
+  constexpr int kRows = 32;   // C rows per pass: accumulator columns
+  constexpr int kCols = 16;   // C columns: the warp's accumulator rows
+  constexpr int kPitch = 20;  // floats per buffer row
+  constexpr int kTilesPerPass = kRows / 8;
+  static_assert(kRows * kPitch <= kStagedWarpFloats, "a pass fits the warp's buffer");
+  static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 32");
+  static_assert(kVec == 1 || kVec == 2 || kVec == 4, "1, 2 or 4 elements per access");
+  constexpr int kLanesPerRow = kCols / kVec;
+  constexpr int kRowsPerStep = 32 / kLanesPerRow;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int lane_row = lane / kLanesPerRow;
+  const int lane_col = lane % kLanesPerRow * kVec;
+#pragma unroll
+  for (int pass = 0; pass < kTilesN / kTilesPerPass; ++pass) {
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kTilesPerPass; ++j) {
+      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
+      float* column = buffer + (8 * j + 2 * t) * kPitch + g;
+      column[0] = tile[0];
+      column[kPitch] = tile[1];
+      column[8] = tile[2];
+      column[kPitch + 8] = tile[3];
+    }
+    __syncwarp();
+#pragma unroll 4
+    for (int step = 0; step < kRows / kRowsPerStep; ++step) {
+      const int r = step * kRowsPerStep + lane_row;
+      const int row = row0 + pass * kRows + r;
+      if (row >= m) break;
+      float values[kVec];
+      const float* src = buffer + r * kPitch + lane_col;
+      if constexpr (kVec == 4) {
+        const float4 v = *reinterpret_cast<const float4*>(src);
+        values[0] = v.x, values[1] = v.y, values[2] = v.z, values[3] = v.w;
+      } else if constexpr (kVec == 2) {
+        const float2 v = *reinterpret_cast<const float2*>(src);
+        values[0] = v.x, values[1] = v.y;
+      } else {
+        values[0] = src[0];
+      }
+      write_vector<Out, kVec>(C + static_cast<long long>(row) * ldc, col0 + lane_col, n, mode, values);
+    }
+  }
+}
+
 }  // namespace gf
 
 #endif  // GEMMFORGE_STAGED_STORE_CUH

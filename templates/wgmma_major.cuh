@@ -1,6 +1,7 @@
 // wgmma on tiles of either major-ness (sm_90a, NVRTC only): 16-bit operands may lie M- or N-major in shared
 // memory, as TMA copies them from an M- or N-contiguous matrix, and the instruction transposes them on
-// the fly. Builds on wgmma.cuh (its accumulator operand lists, its K-major descriptors and protocol).
+// the fly; an M-major TF32 tile is read into registers as the first operand. Builds on wgmma.cuh (its
+// accumulator operand lists, its K-major descriptors and protocol).
 //
 // An MN-major tile, as TMA writes it with the 128-byte swizzle: boxes of 64 MN elements (128 bytes) by
 // BK K rows, box after box along MN; within a box K row r lies at r * 128, its 16-byte chunk c at
@@ -22,24 +23,25 @@ __device__ __forceinline__ unsigned long long smem_descriptor_mn(const void* til
          (static_cast<unsigned long long>(1024 >> 4) << 32) | (1ull << 62);
 }
 
-#define GF_WGMMA_MAJOR_ASM(N, TYPES, IMMEDIATES)                                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " GF_WGMMA_SCALE_D_##N ", 0;\n"                           \
-               "wgmma.mma_async.sync.aligned.m64n" #N TYPES " {" GF_WGMMA_REGS_##N "}, " GF_WGMMA_OPERANDS_##N \
-                   IMMEDIATES ";\n}\n"                                                                       \
-               : GF_WGMMA_ACC_##N                                                                           \
+#define GF_WGMMA_MAJOR_ASM(N, TYPES, IMMEDIATES)                                   \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " GF_WGMMA_SCALE_D_##N            \
+               ", 0;\n"                                                            \
+               "wgmma.mma_async.sync.aligned.m64n" #N TYPES " {" GF_WGMMA_REGS_##N \
+               "}, " GF_WGMMA_OPERANDS_##N IMMEDIATES ";\n}\n"                     \
+               : GF_WGMMA_ACC_##N                                                  \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
 // One statement (braced, so that an `if constexpr` before it governs all of it).
-#define GF_WGMMA_MAJOR_16(N, TYPES)                                                            \
-  {                                                                                            \
-    if constexpr (kMnA && kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 1, 1");                  \
-    if constexpr (kMnA && !kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 1, 0");                 \
-    if constexpr (!kMnA && kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 0, 1");                 \
-    if constexpr (!kMnA && !kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 0, 0");                \
+#define GF_WGMMA_MAJOR_16(N, TYPES)                                             \
+  {                                                                             \
+    if constexpr (kMnA && kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 1, 1");   \
+    if constexpr (kMnA && !kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 1, 0");  \
+    if constexpr (!kMnA && kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 0, 1");  \
+    if constexpr (!kMnA && !kMnB) GF_WGMMA_MAJOR_ASM(N, TYPES, ", 1, 1, 0, 0"); \
   }
 
-// d = A * B + (scale_d ? d : 0) for a 64 x N tile, one K step; kMnA / kMnB: the operand's tile is M- / N-major
-// (16-bit operands only: TF32 tiles must be K-major).
+// d = A * B + (scale_d ? d : 0) for a 64 x N tile, one K step; kMnA / kMnB: the operand's tile is M- /
+// N-major (16-bit operands only: TF32 tiles must be K-major).
 template <int N, int kOperands, bool kMnA, bool kMnB>
 __device__ __forceinline__ void wgmma_major(float (&d)[N / 8][4], unsigned long long desc_a,
                                             unsigned long long desc_b, int scale_d) {
@@ -60,6 +62,53 @@ __device__ __forceinline__ void wgmma_major(float (&d)[N / 8][4], unsigned long 
 
 #undef GF_WGMMA_MAJOR_16
 #undef GF_WGMMA_MAJOR_ASM
+
+// TF32 tiles that lie M-major (as TMA copies an M-contiguous operand: 32-element boxes of 128 bytes by K
+// rows) cannot be read by wgmma from shared memory; the first operand may come from registers instead.
+// A warp's fragment of one K step (8 elements of K) of its 16 rows, as mma.sync's m16n8k8 lays it out:
+// a[0] = (row g, k t), a[1] = (row g + 8, k t), a[2] = (row g, k t + 4), a[3] = (row g + 8, k t + 4), for
+// lane 4 g + t. `tile` is the warpgroup's first box, `box_bytes` the distance between boxes.
+__device__ __forceinline__ void load_tf32_fragment_mn(const char* tile, unsigned box_bytes, int step,
+                                                      unsigned (&a)[4]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = 16 * warp + g + 8 * (i & 1);  // M within the warpgroup's 64 rows
+    const int k = 8 * step + t + 4 * (i >> 1);    // K within the stage
+    const int e = row % 32;                       // element within its box's 128-byte line
+    const char* line = tile + (row / 32) * box_bytes + k * 128;
+    a[i] = *reinterpret_cast<const unsigned*>(line + (((e / 4) ^ (k % 8)) << 4) + (e % 4) * 4);
+  }
+}
+
+#define GF_WGMMA_RS_ASM(N, OPERANDS, SCALE_D)                                                \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE_D                                   \
+               ", 0;\n"                                                                      \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" GF_WGMMA_REGS_##N \
+               "}, " OPERANDS ", p, 1, 1;\n}\n"                                              \
+               : GF_WGMMA_ACC_##N                                                            \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+
+// d = A * B + (scale_d ? d : 0) for a 64 x N tile, one K step of TF32: A from each warp's fragment
+// (load_tf32_fragment_mn), B K-major from the tile desc_b points at.
+template <int N>
+__device__ __forceinline__ void wgmma_tf32_rs(float (&d)[N / 8][4], const unsigned (&a)[4],
+                                              unsigned long long desc_b, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma tiles of 64, 128 or 256 columns");
+  if constexpr (N == 64) GF_WGMMA_RS_ASM(64, "{%32, %33, %34, %35}, %36", "%37");
+  if constexpr (N == 128) GF_WGMMA_RS_ASM(128, "{%64, %65, %66, %67}, %68", "%69");
+  if constexpr (N == 256) GF_WGMMA_RS_ASM(256, "{%128, %129, %130, %131}, %132", "%133");
+}
+
+// Keeps the compiler from reusing a fragment's registers before the wgmma that reads them has retired.
+__device__ __forceinline__ void fence_fragment(unsigned (&a)[4]) {
+  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
+
+#undef GF_WGMMA_RS_ASM
 
 }  // namespace gf
 

@@ -30,7 +30,7 @@ const KernelTemplate& tma() {
 
 using test_support::typed_problem;
 
-TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedKMajorTf32OnHopperOnly) {
+TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedTf32OnHopperOnly) {
   for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, type), 90)) << type << layout;
@@ -40,10 +40,14 @@ TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedKMajorTf32OnHopperOnly
     // Rows TMA cannot address (1001 elements are not 16 bytes) go through the producer's registers.
     EXPECT_TRUE(can_serve(tma(), typed_problem(1001, 1001, 1001, "nt", type), 90)) << type;
   }
-  EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "tf32"), 90));
+  // TF32 with both operands K-contiguous (nt), an M-contiguous A read into registers (tt), and an
+  // N-contiguous B computed as C^T = B^T A^T with B read into registers (nn).
+  for (const char* layout : {"nt", "tt", "nn"})
+    EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, "tf32"), 90)) << layout;
   EXPECT_FALSE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "f32"), 90));
-  // No config runs TF32 with an operand that is not K-contiguous, or rows TMA cannot address (1001 TF32
-  // elements are not 16-byte aligned); the constraints say why.
+  // No config runs TF32 with both operands M- or N-contiguous (tn: wgmma takes only its first operand
+  // from registers), or rows TMA cannot address (1001 TF32 elements are not 16-byte aligned); the
+  // constraints say why.
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   const auto refusal = [&](const KernelProblem& p) {
     EXPECT_TRUE(Space::build(tma(), device, p, {}, /*prune=*/false).empty()) << p.to_string();
@@ -52,7 +56,7 @@ TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedKMajorTf32OnHopperOnly
       reasons += v.describe() + "; ";
     return reasons;
   };
-  EXPECT_NE(refusal(typed_problem(1024, 1024, 1024, "nn", "tf32")).find("K-major"), std::string::npos);
+  EXPECT_NE(refusal(typed_problem(1024, 1024, 1024, "tn", "tf32")).find("K-major"), std::string::npos);
   EXPECT_NE(refusal(typed_problem(1001, 1001, 1001, "nt", "tf32")).find("16-byte aligned"),
             std::string::npos);
   // Clusters multicast B by TMA: a 16-bit problem with an operand TMA cannot address runs without them.
@@ -128,6 +132,14 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   const LaunchGeometry neither =
       tma().manifest.geometry(seed, typed_problem(4097, 4097, 4097, "nn", "bf16"), device);
   EXPECT_FALSE(neither.uses_tensor_maps());
+  // TF32 with an N-contiguous B is computed as C^T = B^T A^T: B's boxes of 32 columns (128 bytes) by 32 rows
+  // of K make the first operand, A's boxes of a consumer column's 256 rows the second, and the tiles run
+  // 128 columns by 256 rows of C.
+  const LaunchGeometry transposed =
+      tma().manifest.geometry(seed, typed_problem(1000, 3000, 512, "nn", "tf32"), device);
+  EXPECT_EQ(transposed.tiles, 24 * 4);
+  EXPECT_EQ(transposed.tma_box_a, (std::array<int64_t, 2>{32, 256}));
+  EXPECT_EQ(transposed.tma_box_b, (std::array<int64_t, 2>{32, 32}));
   // Templates without TMA take no maps.
   const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
