@@ -18,9 +18,10 @@
 // Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
 // N-major in boxes of 128 bytes, which 16-bit wgmma reads transposed (wgmma_major.cuh). wgmma reads TF32
 // from shared memory K-major only, but takes its first operand from registers: an M-major TF32 tile
-// (RS_A) is read into each warp's fragments, a stage ahead of the wgmmas that use them. With a row-major
-// B (TF32 nn, SWAP), the block computes C^T = B^T A^T: B plays the first operand and A the second, the
-// tiles walk N by M, and the epilogue writes each accumulator transposed through the staging buffers.
+// (RS_A) is read into each warp's fragments a K step at a time, a step ahead of the wgmma that uses it. With
+// a row-major B (TF32 nn, SWAP), the block computes C^T = B^T A^T: B plays the first operand and A the
+// second, the tiles walk N by M, and the epilogue writes each accumulator transposed through the staging
+// buffers.
 //
 // Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
 // order, its producer already loading the next tile while the consumers store the last one. Split-K and
@@ -317,44 +318,53 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
   });
 }
 
-// With RS_A, a stage's fragments of the first operand: four K steps of four registers per thread.
-struct Fragments {
-  unsigned a[kKSteps][4];
-};
-
-__device__ __forceinline__ void fence_fragments(Fragments& frags) {
-#pragma unroll
-  for (int step = 0; step < kKSteps; ++step) gf::fence_fragment(frags.a[step]);
-}
-
-// A consumer's wgmmas over one stage: four K steps. With RS_A the first operand's fragments are read into
-// `frags` first, which must stay untouched until these wgmmas have retired.
+// A consumer's wgmmas over one stage, both operands from shared memory: four K steps, one commit group. (With
+// RS_A the consumers run issue_stage_rs, and this compiles to nothing.)
 __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
-                                            float (&d)[kTilesN][4], Fragments& frags) {
-  const char* a = stage + wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
-  const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
-  constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
-  constexpr int kBStep = B_MN ? 16 * 128 : 32;
-  if constexpr (RS_A) {
+                                            float (&d)[kTilesN][4]) {
+  if constexpr (!RS_A) {
+    const char* a = stage + wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
+    const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
+    constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
+    constexpr int kBStep = B_MN ? 16 * 128 : 32;
+    gf::fence_accumulators(d);
+    gf::wgmma_fence();
 #pragma unroll
-    for (int step = 0; step < kKSteps; ++step) gf::load_tf32_fragment_mn(a, kBoxBytes, step, frags.a[step]);
-  }
-  gf::fence_accumulators(d);
-  gf::wgmma_fence();
-#pragma unroll
-  for (int step = 0; step < kKSteps; ++step) {
-    const unsigned long long desc_b =
-        B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes) : gf::smem_descriptor(b + kBStep * step);
-    const int scale_d = fresh && step == 0 ? 0 : 1;
-    if constexpr (RS_A) {
-      gf::wgmma_tf32_rs<WN>(d, frags.a[step], desc_b, scale_d);
-    } else {
+    for (int step = 0; step < kKSteps; ++step) {
       const unsigned long long desc_a = A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes)
                                              : gf::smem_descriptor(a + kAStep * step);
-      gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, scale_d);
+      const unsigned long long desc_b = B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes)
+                                             : gf::smem_descriptor(b + kBStep * step);
+      gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, fresh && step == 0 ? 0 : 1);
     }
+    gf::wgmma_commit();
+    gf::fence_accumulators(d);
   }
-  gf::wgmma_commit();
+}
+
+// The same with the first operand from registers (RS_A): each K step reads its fragment from the M-major
+// tile, issues its wgmma as a commit group of its own, and waits for the step before to retire, whose
+// fragment's registers the next step fills (two sets alternate; the tensor cores meanwhile run the step
+// just issued). After a stage's first step the stage before has retired: previous_stage_retired() runs.
+template <typename Retired>
+__device__ __forceinline__ void issue_stage_rs(const char* stage, int wg_m, int wg_n, bool fresh,
+                                               float (&d)[kTilesN][4], unsigned (&frags)[2][4],
+                                               Retired&& previous_stage_retired) {
+  const char* a = stage + wg_m * (64 / kBoxElems * kBoxBytes);
+  const char* b = stage + kATileBytes + wg_n * (WN * 128);
+  static_assert(kKSteps % 2 == 0, "a stage's steps alternate between the two fragment sets");
+  gf::fence_accumulators(d);
+#pragma unroll
+  for (int step = 0; step < kKSteps; ++step) {
+    unsigned(&fragment)[4] = frags[step % 2];
+    gf::load_tf32_fragment_mn(a, kBoxBytes, step, fragment);
+    gf::wgmma_fence();
+    gf::wgmma_tf32_rs<WN>(d, fragment, gf::smem_descriptor(b + 32 * step), fresh && step == 0 ? 0 : 1);
+    gf::wgmma_commit();
+    gf::wgmma_wait<1>();
+    gf::fence_fragment(frags[(step + 1) % 2]);
+    if (step == 0) previous_stage_retired();
+  }
   gf::fence_accumulators(d);
 }
 
@@ -397,9 +407,9 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
   const int wg_n = consumer % kConsumers / WGM;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
-  Fragments frags;
-  int use = 0;    // stages consumed so far (by either team), across segments
-  int works = 0;  // pieces of work walked so far
+  unsigned frags[2][4];  // with RS_A: the first operand's fragments of two K steps
+  int use = 0;           // stages consumed so far (by either team), across segments
+  int works = 0;         // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
@@ -415,14 +425,12 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     for (int kt = 0; kt < stages; ++kt, ++use) {
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
-      issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc, frags);
       if constexpr (RS_A) {
-        // The next stage's fragments take these registers: this stage's wgmmas must retire first. The
-        // other consumer warpgroups' wgmmas keep the tensor cores busy meanwhile.
-        gf::wgmma_wait<0>();
-        fence_fragments(frags);
-        if (lane == 0) leave_stage(empty + stage);
+        issue_stage_rs(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc, frags, [&] {
+          if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+        });
       } else {
+        issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc);
         // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
         gf::wgmma_wait<1>();
         if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
@@ -430,8 +438,9 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     }
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
+    if constexpr (RS_A) gf::fence_fragment(frags[0]), gf::fence_fragment(frags[1]);
     gf::fence_accumulators(acc);
-    if (!RS_A && stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+    if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
     if (stages == 0) {
 #pragma unroll
       for (int j = 0; j < kTilesN; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
