@@ -145,6 +145,7 @@ void PerformanceModel::fit(const TrainingData& data) {
     SparseFeatures features;
     double target;
     double weight;
+    double estimate_ms;  // the analytic estimate the target corrects
   };
   std::vector<Sample> samples;
   for (const auto& [key, group] : groups) {
@@ -165,7 +166,7 @@ void PerformanceModel::fit(const TrainingData& data) {
       const double target = std::clamp(std::log(m->time_ms / e.time_ms), -kMaxLogRatio, kMaxLogRatio);
       const double weight = (m->time_ms <= kSlowTrial * best ? 1.0 : kSlowTrialWeight) / total;
       samples.push_back(Sample{m->kernel_template, features(*m->kernel_template, m->config, problem, f, e),
-                               target, weight});
+                               target, weight, e.time_ms});
     }
   }
   RidgeRegression regression(penalties_);
@@ -176,6 +177,8 @@ void PerformanceModel::fit(const TrainingData& data) {
     const double error = sample.target - dot(weights_, sample.features);
     squared[sample.kernel_template].first += sample.weight * error * error;
     squared[sample.kernel_template].second += sample.weight;
+    double& smallest = blocks_.at(sample.kernel_template).smallest_estimate_ms;
+    smallest = std::min(smallest, sample.estimate_ms);
   }
   for (auto& [kernel_template, block] : blocks_) {
     const auto it = squared.find(kernel_template);
@@ -237,7 +240,14 @@ Prediction PerformanceModel::ProblemView::predict(const KernelTemplate& kernel_t
       std::exp(dot(model_.weights_, model_.features(kernel_template, normalized, problem_, f, e)));
   prediction.basis = Basis::kFitted;
   const auto block = model_.blocks_.find(&kernel_template);
-  prediction.log_error = block == model_.blocks_.end() ? kUnfittedLogError : block->second.log_error;
+  if (block == model_.blocks_.end()) {
+    prediction.log_error = kUnfittedLogError;
+  } else {
+    // Below the least work the template was fitted on, its fixed costs (launch, prologue, pipeline fill)
+    // weigh more than any training problem showed: the error grows with the distance.
+    prediction.log_error =
+        block->second.log_error + std::log(std::max(block->second.smallest_estimate_ms / e.time_ms, 1.0));
+  }
   return prediction;
 }
 

@@ -82,6 +82,8 @@ class PerformanceModel {
     std::vector<size_t> level_offset;  // per parameter: feature of its first domain value
     size_t problem_features = 0;       // first of the features after the parameter levels
     double log_error = 0;              // root mean square error of the fit on the template's trials
+    // The least analytic estimate among them: a problem of less work lies outside what was fitted.
+    double smallest_estimate_ms = std::numeric_limits<double>::infinity();
   };
   struct Measured {  // a config measured on a problem
     size_t device;

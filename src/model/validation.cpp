@@ -51,31 +51,38 @@ double geomean(const std::vector<double>& values) {
 
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
                              const TrainingData& data, double predicted_margin, size_t min_configs) {
-  std::map<std::pair<size_t, std::string>, std::vector<size_t>> groups;  // kernel measurements by problem
+  // Kernel measurements by problem, pooled over the GPUs of the device's model: one machine's tune may have
+  // covered some templates and another's the rest, and serving treats them alike.
+  std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < data.kernels.size(); ++i) {
     const KernelMeasurement& m = data.kernels[i];
-    if (same_model(data.devices[m.device], device)) groups[{m.device, m.problem.to_string()}].push_back(i);
+    if (same_model(data.devices[m.device], device)) groups[m.problem.to_string()].push_back(i);
   }
   Validation v;
   std::vector<double> correlations, chosen, vendor_errors, served, generated;
-  for (const auto& [key, members] : groups) {
+  for (const auto& [name, members] : groups) {
     if (members.size() < min_configs) continue;
     const KernelProblem problem = data.kernels[members.front()].problem;
-    const std::string name = problem.to_string();
+    const size_t first_device = data.kernels[members.front()].device;
     TrainingData rest;
     rest.devices = data.devices;
     for (const KernelMeasurement& m : data.kernels) {
       if (m.problem.to_string() != name) rest.kernels.push_back(m);
     }
-    std::optional<double> cublas_ms;
+    std::vector<double> cublas_times;  // of the GPUs of the model that measured it
     for (const VendorMeasurement& m : data.vendor) {
       if (m.problem.to_string() != name) {
         rest.vendor.push_back(m);
-      } else if (m.device == key.first) {
-        cublas_ms = m.time_ms;
+      } else if (same_model(data.devices[m.device], device) && m.time_ms > 0) {
+        cublas_times.push_back(m.time_ms);
       }
     }
-    const DeviceInfo& measured_on = data.devices[key.first];
+    std::optional<double> cublas_ms;
+    if (!cublas_times.empty()) {
+      std::sort(cublas_times.begin(), cublas_times.end());
+      cublas_ms = cublas_times[cublas_times.size() / 2];
+    }
+    const DeviceInfo& measured_on = data.devices[first_device];
     const PerformanceModel model(library, measured_on, rest);
     const PerformanceModel::ProblemView view = model.view(problem);
     std::vector<double> predicted, pessimistic, measured;

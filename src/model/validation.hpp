@@ -39,8 +39,9 @@ struct Validation {
   double min_served_vs_cublas = 0;
 };
 
-/// Leaves out each (device, problem) of `data` measured on `device`'s model in turn. Problems measured on
-/// fewer than `min_configs` configs are not scored (there is nothing to rank), but stay in the fits.
+/// Leaves out each problem of `data` measured on `device`'s model in turn, its measurements pooled over the
+/// GPUs of that model (cuBLAS's time: their median). Problems measured on fewer than `min_configs` configs
+/// are not scored (there is nothing to rank), but stay in the fits.
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
                              const TrainingData& data, double predicted_margin, size_t min_configs = 8);
 
