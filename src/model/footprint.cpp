@@ -33,6 +33,11 @@ std::vector<int64_t> context(const Manifest& manifest, const DeviceInfo& device,
   return values;
 }
 
+bool derives(const Manifest& manifest, const std::string& name) {
+  const auto& derived = manifest.derived();
+  return std::any_of(derived.begin(), derived.end(), [&](const auto& d) { return d.name == name; });
+}
+
 KernelProblem stretched(KernelProblem problem, bool along_m) {
   problem.m = along_m ? kProbeExtent : 1;
   problem.n = along_m ? 1 : kProbeExtent;
@@ -55,6 +60,7 @@ FootprintReader::FootprintReader(const Manifest& manifest, const DeviceInfo& dev
       smem_(derived_index(manifest, "SMEM_BYTES")),
       regs_(derived_index(manifest, "EST_REGS")),
       tiles_(derived_index(manifest, "TILES")),
+      shares_registers_(derives(manifest, "CONSUMER_REGS")),
       actual_(context(manifest, device, problem)),
       along_m_(context(manifest, device, stretched(problem, true))),
       along_n_(context(manifest, device, stretched(problem, false))) {}
@@ -94,6 +100,11 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);
   f.est_regs = derived(actual, regs_);
+  // A warp-specialized template (its manifest derives CONSUMER_REGS) estimates its consumers' need, which
+  // setmaxnreg meets with the producer's registers: at launch every thread holds one block's share of the
+  // register file at most.
+  if (shares_registers_)
+    f.est_regs = std::min(f.est_regs, device_.regs_per_block / std::max<int64_t>(f.threads, 1) / 8 * 8);
   return f;
 }
 

@@ -28,7 +28,8 @@ struct Footprint {
                                 ///< rather than adding into C one after the other
   int64_t threads = 0;          ///< threads per block
   int64_t smem_bytes = 0;       ///< dynamic shared memory per block
-  int64_t est_regs = 0;         ///< registers per thread as the manifest estimates them before compiling
+  int64_t est_regs = 0;  ///< registers per thread as the manifest estimates them before compiling, at most
+                         ///< one block's share of the register file where warpgroups trade registers
 };
 
 /// Reads footprints of one template's configs for one problem on one device. Throws InvalidArgumentError
@@ -49,6 +50,7 @@ class FootprintReader {
   const DeviceInfo& device_;
   const KernelProblem& problem_;
   size_t threads_, smem_, regs_, tiles_;  // derived value indices
+  bool shares_registers_;  // the template derives CONSUMER_REGS: its warpgroups trade registers
   // Symbol tables bound to the problem, and to it stretched along M and along N: TILES / extent there
   // recovers a block tile's extent without knowing the template's parameter names.
   std::vector<int64_t> actual_, along_m_, along_n_;

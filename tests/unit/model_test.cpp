@@ -182,6 +182,23 @@ TEST(CandidateTable, ReadsTileExtentsResourcesAndSplitOffTheManifest) {
   EXPECT_EQ(f.k_per_split, 336);  // 1000 / 3 rounded up to whole stages of 16
 }
 
+TEST(CandidateTable, AWarpSpecializedBlockHoldsOneShareOfTheRegisterFilePerThread) {
+  // gemm_tma's 128 x 256 seed: its consumers need 184 registers a thread (EST_REGS), which setmaxnreg
+  // gives them from the producer's; the block of 384 threads launches on 168 each and fits an SM.
+  KernelProblem p = testing::problem(4096, 4096, 4096);
+  p.dtype = p.c_dtype = Dtype::kBf16;
+  p.align_a = p.align_b = p.align_c = 8;
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  const Config seed = tma.manifest.normalize(tma.manifest.seeds().front());
+  ASSERT_EQ(seed.at("WN"), 256);
+  const Footprint f = model::FootprintReader(tma.manifest, kH100, p).read(seed);
+  EXPECT_EQ(f.threads, 384);
+  EXPECT_EQ(f.est_regs, 168);
+  const Estimate e = estimate(kH100, p, f, f.est_regs);
+  EXPECT_EQ(e.occupancy.blocks_per_sm, 1);
+  EXPECT_TRUE(std::isfinite(e.time_ms));
+}
+
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
   // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
   const KernelProblem p = testing::problem(40, 1000, 4096);
