@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "gemmforge/error.hpp"
 
@@ -15,11 +16,17 @@ namespace {
 // A problem extent far beyond any tile, so that TILES / extent recovers the tile size within rounding.
 constexpr int64_t kProbeExtent = int64_t{1} << 20;
 
-size_t derived_index(const Manifest& manifest, const std::string& name) {
+// The index of the derived value `name`, if the manifest has one.
+std::optional<size_t> find_derived(const Manifest& manifest, const std::string& name) {
   const auto& derived = manifest.derived();
   for (size_t i = 0; i < derived.size(); ++i) {
     if (derived[i].name == name) return i;
   }
+  return std::nullopt;
+}
+
+size_t derived_index(const Manifest& manifest, const std::string& name) {
+  if (const std::optional<size_t> index = find_derived(manifest, name)) return *index;
   throw InvalidArgumentError(
       fmt::format("template {} defines no derived value {}; the performance models read THREADS, SMEM_BYTES, "
                   "EST_REGS and TILES of every GEMM template",
@@ -31,11 +38,6 @@ std::vector<int64_t> context(const Manifest& manifest, const DeviceInfo& device,
   std::vector<int64_t> values(manifest.symbol_count(), 0);
   manifest.bind_context(values.data(), &device, &problem);
   return values;
-}
-
-bool derives(const Manifest& manifest, const std::string& name) {
-  const auto& derived = manifest.derived();
-  return std::any_of(derived.begin(), derived.end(), [&](const auto& d) { return d.name == name; });
 }
 
 KernelProblem stretched(KernelProblem problem, bool along_m) {
@@ -60,7 +62,7 @@ FootprintReader::FootprintReader(const Manifest& manifest, const DeviceInfo& dev
       smem_(derived_index(manifest, "SMEM_BYTES")),
       regs_(derived_index(manifest, "EST_REGS")),
       tiles_(derived_index(manifest, "TILES")),
-      shares_registers_(derives(manifest, "CONSUMER_REGS")),
+      shares_registers_(find_derived(manifest, "CONSUMER_REGS").has_value()),
       actual_(context(manifest, device, problem)),
       along_m_(context(manifest, device, stretched(problem, true))),
       along_n_(context(manifest, device, stretched(problem, false))) {}
