@@ -1,5 +1,5 @@
-// GEMM on Hopper's warpgroup tensor cores fed by TMA (sm_90a): BF16, FP16 (C of their type or FP32) and
-// TF32; 16-bit operands of any alignment.
+// GEMM on Hopper's warpgroup tensor cores fed by TMA (sm_90a): BF16, FP16 (C of their type or FP32), TF32,
+// and FP32 at FP32 accuracy from three TF32 products; 16-bit and FP32 operands of any alignment.
 //
 // Warp-specialized. Warpgroup 0 is the producer: one of its threads walks the block's work and, for each
 // K stage, waits until the consumers have left a shared stage, arms its `full` barrier with the stage's
@@ -44,26 +44,38 @@
 // through a buffer of its own so that lanes write consecutive columns in the widest vectors C's alignment
 // allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd.
 //
+// FP32 (ELEM = 0, PRODUCTS = 3): gemm_tma_split first writes each operand as two TF32 parts, big and
+// small, K-major into the workspace (tf32_split.cuh): A's big rows over its small rows, then B's. The main
+// kernel runs the TF32 kernel on them with three stages per K stage, small(A) big(B), big(A) small(B) and
+// big(A) big(B): the same boxes, their rows offset by M or N where they read a small part. Its K ranges run
+// over three times K (in_frame), so split-K and stream-K share the products out like any K iterations.
+// Rows past M or N of a tile read the next part's rows instead of zeros; they only reach rows and columns of
+// C that are not stored. The tensor cores round their accumulation toward zero, which over a long K adds up
+// to a bias well above FP32's own error (2.9e-5 relative at K = 4096, against 4e-7 for cuBLAS SGEMM): every
+// FOLD stages are summed into fresh accumulators that FP32 adds, rounding to nearest, into the tile's sums.
+//
 // Parameters come from gemm_tma.json.
 #include "staged_store.cuh"
 #include "swizzled_fill.cuh"
+#include "tf32_split.cuh"
 #include "tma.cuh"
 #include "wgmma_major.cuh"
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||                 \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
-    !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A)
+    !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
+    !defined(PRODUCTS) || !defined(FOLD)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
 namespace {
 
-// ELEM is the problem's dtype: 1 TF32, 2 FP16, 3 BF16.
-constexpr int kBytes = ELEM == 1 ? 4 : 2;
+// ELEM is the problem's dtype: 0 FP32 (as TF32 parts), 1 TF32, 2 FP16, 3 BF16.
+constexpr int kBytes = ELEM <= 1 ? 4 : 2;
 constexpr int kBK = 128 / kBytes;  // K per stage: one swizzled 128-byte row (or box width) per operand row
 constexpr int kKSteps = 4;         // wgmma K steps per stage (32 bytes of K each)
-constexpr int kOperands = ELEM == 1 ? gf::kWgmmaTf32 : (ELEM == 2 ? gf::kWgmmaF16 : gf::kWgmmaBf16);
+constexpr int kOperands = ELEM <= 1 ? gf::kWgmmaTf32 : (ELEM == 2 ? gf::kWgmmaF16 : gf::kWgmmaBf16);
 constexpr int kBM = 64 * WGM;
 constexpr int kBN = WN * WGN;
 constexpr int kConsumers = WGM * WGN;  // consumer warpgroups of a team, which computes one tile
@@ -96,11 +108,15 @@ static_assert(!(kConsumerGroups > 1) ||
                   kProducerThreads * kProducerRegs + 128 * kConsumerGroups * CONSUMER_REGS <=
                       kThreads * kLaunchRegs,
               "the consumers' registers must come out of the block's own allocation");
-static_assert(ELEM >= 1 && ELEM <= 3, "TMA feeds TF32, FP16 and BF16 operands");
-static_assert(ELEM != 1 || kAllTma, "TF32 operands come by TMA only");
+static_assert(ELEM >= 0 && ELEM <= 3, "TMA feeds FP32 (as TF32 parts), TF32, FP16 and BF16 operands");
+static_assert(ELEM > 1 || kAllTma, "TF32 operands come by TMA only");
+static_assert((PRODUCTS == 3) == (ELEM == 0),
+              "FP32 operands are summed as three TF32 products, others as one");
+static_assert(PRODUCTS == 1 || (!A_MN && !B_MN && !SWAP), "split operands are K-major");
+static_assert((FOLD > 0) == (PRODUCTS == 3), "FP32 sums fold the tensor cores' partial sums");
 static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
 static_assert(PRODUCERS == 1 || PRODUCERS == 2, "one or two producer warpgroups");
-static_assert(ELEM != 1 || (!B_MN && (!A_MN || RS_A)), "TF32 tiles in shared memory must be K-major");
+static_assert(ELEM > 1 || (!B_MN && (!A_MN || RS_A)), "TF32 tiles in shared memory must be K-major");
 static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
@@ -112,7 +128,7 @@ static_assert(!RS_A || (ELEM == 1 && A_MN), "only an M-major TF32 first operand 
 static_assert(CLUSTER == 1 || (B_MN ? (kBN / kBoxElems) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
               "B's boxes must share out evenly over the cluster");
 
-using Out = gf::SelectOutput<ELEM == 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
+using Out = gf::SelectOutput<ELEM <= 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
 using Storage = gf::OutputAccess<Out>::Storage;
 
 // A piece of the block's work: a K range of one output tile, and the tile's origin.
@@ -179,10 +195,6 @@ __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
   return segment.k_end > segment.k_begin ? (segment.k_end - segment.k_begin + kBK - 1) / kBK : 0;
 }
 
-// One stage's boxes of the operands TMA copies, completing kTmaBytes of `full`: A's rows (K-major: one box
-// of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN rows per consumer
-// column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads the r-th of every
-// CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block of the cluster.
 // The tensor maps of the first and the second operand: A's and B's, or B's and A's for C^T = B^T A^T.
 __device__ __forceinline__ const TensorMap* first_map(const TensorMaps& maps) {
   return SWAP ? &maps.b : &maps.a;
@@ -191,8 +203,32 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
   return SWAP ? &maps.a : &maps.b;
 }
 
-__device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
+// Where a stage's boxes lie: the first row of A and of B it reads and its K. With PRODUCTS = 3 the K
+// stage `k` of the frame is product k / kBK % 3 of K stage k / kBK / 3, its rows offset into A's or B's
+// small part: small(A) big(B), then big(A) small(B), then big(A) big(B).
+struct StageOrigin {
+  int a_row;
+  int b_row;
+  int k0;
+};
+
+__device__ __forceinline__ StageOrigin stage_origin(const GemmArgs& args, int m0, int n0, int k) {
+  if constexpr (PRODUCTS == 3) {
+    const int step = k / kBK;
+    const int product = step % 3;
+    return StageOrigin{m0 + (product == 0 ? args.m : 0), n0 + (product == 1 ? args.n : 0), step / 3 * kBK};
+  } else {
+    return StageOrigin{m0, n0, k};
+  }
+}
+
+// One stage's boxes of the operands TMA copies, completing kTmaBytes of `full`: A's rows (K-major: one box
+// of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN rows per consumer
+// column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads the r-th of every
+// CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block of the cluster.
+__device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, const StageOrigin& origin,
                                            unsigned long long* full) {
+  const int m0 = origin.a_row, n0 = origin.b_row, k0 = origin.k0;
   if constexpr (!TMA_A) {
   } else if constexpr (A_MN) {
 #pragma unroll
@@ -301,11 +337,11 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
         gf::mbarrier_wait(empty + stage, ((use / STAGES) & 1) ^ 1);
         if constexpr (kAllTma) {
           gf::mbarrier_arrive_expect(full + stage, kTmaBytes);
-          load_stage(maps, tiles, work.m0, work.n0, k0, full + stage);
+          load_stage(maps, tiles, stage_origin(args, work.m0, work.n0, k0), full + stage);
         } else {
           if (kTmaBytes > 0 && threadIdx.x == 0) {
             gf::mbarrier_expect(full + stage, kTmaBytes);
-            load_stage(maps, tiles, work.m0, work.n0, k0, full + stage);
+            load_stage(maps, tiles, stage_origin(args, work.m0, work.n0, k0), full + stage);
           }
           fill_stage(args, tiles, work.m0, work.n0, k0);
           gf::fence_proxy_async();
@@ -399,6 +435,15 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, int m0, int n0,
   }
 }
 
+// sums = acc (first) or sums + acc, added in FP32, rounding to nearest.
+__device__ __forceinline__ void fold(float (&sums)[kTilesN][4], const float (&acc)[kTilesN][4], bool first) {
+#pragma unroll
+  for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) sums[j][r] = first ? acc[j][r] : sums[j][r] + acc[j][r];
+  }
+}
+
 __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
                                         unsigned long long* empty, float* staging) {
   const int consumer = static_cast<int>(threadIdx.x) / 128 - PRODUCERS;
@@ -407,9 +452,10 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
   const int wg_n = consumer % kConsumers / WGM;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   float acc[kTilesN][4];
-  unsigned frags[2][4];  // with RS_A: the first operand's fragments of two K steps
-  int use = 0;           // stages consumed so far (by either team), across segments
-  int works = 0;         // pieces of work walked so far
+  float sums[kTilesN][4];  // with FOLD: the FP32 sums of the folded accumulators
+  unsigned frags[2][4];    // with RS_A: the first operand's fragments of two K steps
+  int use = 0;             // stages consumed so far (by either team), across segments
+  int works = 0;           // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
@@ -430,10 +476,17 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
           if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
         });
       } else {
-        issue_stage(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc);
+        issue_stage(smem + stage * kStageBytes, wg_m, wg_n, FOLD ? kt % FOLD == 0 : kt == 0, acc);
         // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
         gf::wgmma_wait<1>();
         if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+      }
+      if constexpr (FOLD > 0) {
+        if ((kt + 1) % FOLD == 0 || kt + 1 == stages) {
+          gf::wgmma_wait<0>();
+          gf::fence_accumulators(acc);
+          fold(sums, acc, kt < FOLD);
+        }
       }
     }
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
@@ -441,22 +494,28 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     if constexpr (RS_A) gf::fence_fragment(frags[0]), gf::fence_fragment(frags[1]);
     gf::fence_accumulators(acc);
     if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+    float(&result)[kTilesN][4] = FOLD ? sums : acc;
     if (stages == 0) {
 #pragma unroll
-      for (int j = 0; j < kTilesN; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+      for (int j = 0; j < kTilesN; ++j) result[j][0] = result[j][1] = result[j][2] = result[j][3] = 0.0f;
     }
 
     const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
-    store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, acc, staging);
+    store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, result, staging);
     gf::segment_release(args, segment);
   });
 }
 
-// Runs body(frame) on the problem the block computes: the call's, or with SWAP its transpose C^T = B^T A^T
-// (A and B, their leading dimensions, M and N exchanged; C stays the call's and is stored transposed).
+// Runs body(frame) on the problem the block computes: the call's; with SWAP its transpose C^T = B^T A^T
+// (A and B, their leading dimensions, M and N exchanged; C stays the call's and is stored transposed); with
+// PRODUCTS = 3 the call's over a K three times as long, rounded up to whole stages per product.
 template <typename Body>
 __device__ __forceinline__ void in_frame(const GemmArgs& args, Body&& body) {
-  if constexpr (SWAP) {
+  if constexpr (PRODUCTS == 3) {
+    GemmArgs products = args;
+    products.k = 3 * ((args.k + kBK - 1) / kBK * kBK);
+    body(static_cast<const GemmArgs&>(products));
+  } else if constexpr (SWAP) {
     GemmArgs transposed = args;
     transposed.a = args.b, transposed.b = args.a;
     transposed.lda = args.ldb, transposed.ldb = args.lda;
@@ -506,3 +565,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.
   if constexpr (CLUSTER > 1) gf::cluster_sync();
 }
+
+#if PRODUCTS == 3
+// The operands' TF32 parts, written before the main kernel runs (tf32_split.cuh).
+extern "C" __global__ void __launch_bounds__(kSplitThreads)
+    gemm_tma_split(const __grid_constant__ SplitArgs args) {
+  gf::split_operands(args);
+}
+#endif

@@ -73,6 +73,23 @@ struct StagedVector {
   }
 };
 
+// kVec consecutive floats of a warp's staging buffer, in 16-byte (or 8-byte) shared loads where kVec allows.
+template <int kVec>
+__device__ __forceinline__ void read_staged(const float* src, float (&values)[kVec]) {
+#pragma unroll
+  for (int i = 0; i < kVec; i += (kVec >= 4 ? 4 : kVec)) {
+    if constexpr (kVec >= 4) {
+      const float4 v = *reinterpret_cast<const float4*>(src + i);
+      values[i] = v.x, values[i + 1] = v.y, values[i + 2] = v.z, values[i + 3] = v.w;
+    } else if constexpr (kVec == 2) {
+      const float2 v = *reinterpret_cast<const float2*>(src);
+      values[0] = v.x, values[1] = v.y;
+    } else {
+      values[0] = src[0];
+    }
+  }
+}
+
 // Writes columns n .. n + kVec - 1 of a row of C (n_valid columns in the matrix): alpha * acc + beta * C, or
 // alpha * acc + C when an earlier K range of the tile is already in C. beta == 0 never reads C. One access
 // for the whole vector where it lies inside the matrix and kVec elements make 4 bytes or more (C's rows are
@@ -143,19 +160,7 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
       const int r = step * kRowsPerStep + lane_row;
       if (row0 + r >= m) break;
       float values[kVec];
-      const float* src = buffer + r * kStagedPitch + lane_col;
-#pragma unroll
-      for (int i = 0; i < kVec; i += (kVec >= 4 ? 4 : kVec)) {
-        if constexpr (kVec >= 4) {
-          const float4 v = *reinterpret_cast<const float4*>(src + i);
-          values[i] = v.x, values[i + 1] = v.y, values[i + 2] = v.z, values[i + 3] = v.w;
-        } else if constexpr (kVec == 2) {
-          const float2 v = *reinterpret_cast<const float2*>(src);
-          values[0] = v.x, values[1] = v.y;
-        } else {
-          values[0] = src[0];
-        }
-      }
+      read_staged<kVec>(buffer + r * kStagedPitch + lane_col, values);
       write_vector<Out, kVec>(C + static_cast<long long>(row0 + r) * ldc, col, n, mode, values);
     }
   }
@@ -203,16 +208,7 @@ __device__ __forceinline__ void store_staged_transposed(typename OutputAccess<Ou
       const int row = row0 + pass * kRows + r;
       if (row >= m) break;
       float values[kVec];
-      const float* src = buffer + r * kPitch + lane_col;
-      if constexpr (kVec == 4) {
-        const float4 v = *reinterpret_cast<const float4*>(src);
-        values[0] = v.x, values[1] = v.y, values[2] = v.z, values[3] = v.w;
-      } else if constexpr (kVec == 2) {
-        const float2 v = *reinterpret_cast<const float2*>(src);
-        values[0] = v.x, values[1] = v.y;
-      } else {
-        values[0] = src[0];
-      }
+      read_staged<kVec>(buffer + r * kPitch + lane_col, values);
       write_vector<Out, kVec>(C + static_cast<long long>(row) * ldc, col0 + lane_col, n, mode, values);
     }
   }

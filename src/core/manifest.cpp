@@ -198,6 +198,7 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.raster_group = launch_expr("raster_group", "1");
     m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
     m.launch_.stream_waves = launch_expr("stream_waves", "0");
+    m.launch_.k_products = launch_expr("k_products", "1");
     m.launch_.wave = launch_expr("wave", "device.sm_count");
     // How K slices are summed: the same for every config ("split_reduction"), or chosen by one
     // ("parallel_split", an expression: nonzero for the parallel reduction).
@@ -442,8 +443,17 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   g.raster_group = std::max<int64_t>(1, launch_.raster_group.evaluate(symbols.data()));
   g.k_granule = std::max<int64_t>(1, launch_.k_granule.evaluate(symbols.data()));
   const int64_t requested = std::max<int64_t>(1, launch_.split_k.evaluate(symbols.data()));
+  g.k_products = launch_.k_products.evaluate(symbols.data());
+  if (g.k_products != 1 && g.k_products != 3) {
+    throw InvalidArgumentError(
+        fmt::format("{}: launch.k_products is {}; it must be 1 or 3 (TF32 products of split operands)",
+                    origin_, g.k_products));
+  }
+  g.k_extent = g.splits_operands()
+                   ? g.k_products * ((problem.k + g.k_granule - 1) / g.k_granule * g.k_granule)
+                   : problem.k;
   // Every slice but the last covers a whole number of granules; slices left empty are dropped.
-  const int64_t k = std::max<int64_t>(problem.k, 1);
+  const int64_t k = std::max<int64_t>(g.k_extent, 1);
   g.k_per_split = (k + requested - 1) / requested;
   g.k_per_split = (g.k_per_split + g.k_granule - 1) / g.k_granule * g.k_granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
@@ -451,14 +461,20 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   if (g.split_k > 1 && launch_.parallel_split.evaluate(symbols.data()) != 0) {
     g.workspace_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
   }
+  if (g.splits_operands()) {
+    // Rows of whole 16-byte vectors, as TMA needs them, after the partial tiles on a 256-byte boundary.
+    g.parts_ld = (std::max<int64_t>(problem.k, 1) + 3) / 4 * 4;
+    g.parts_offset = (g.workspace_bytes + 255) / 256 * 256;
+    g.workspace_bytes = g.parts_offset + 2 * (problem.m + problem.n) * g.parts_ld * 4;
+  }
 
   // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
   // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.
   const int64_t stream_waves = launch_.stream_waves.evaluate(symbols.data());
   const int64_t wave = std::max<int64_t>(1, launch_.wave.evaluate(symbols.data()));
-  if (stream_waves > 0 && g.split_k == 1 && problem.k > 0 && g.tiles % wave != 0) {
+  if (stream_waves > 0 && g.split_k == 1 && g.k_extent > 0 && g.tiles % wave != 0) {
     const int64_t streamed = std::min(g.tiles, g.tiles % wave + (stream_waves - 1) * wave);
-    const int64_t iterations = streamed * ((problem.k + g.k_granule - 1) / g.k_granule);
+    const int64_t iterations = streamed * ((g.k_extent + g.k_granule - 1) / g.k_granule);
     const int64_t per_block = (iterations + wave - 1) / wave;
     g.whole_tiles = g.tiles - streamed;
     g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work

@@ -64,7 +64,7 @@ struct LaunchGeometry {
   int64_t smem_bytes = 0;         ///< dynamic shared memory per block
   int64_t raster_group = 1;       ///< tile rows grouped together for L2 reuse
   int64_t semaphores = 0;         ///< ints that must be zero when the kernel starts (it leaves them zero)
-  int64_t workspace_bytes = 0;    ///< scratch for partial tiles of a parallel split-K reduction
+  int64_t workspace_bytes = 0;    ///< scratch: partial tiles of a parallel split-K reduction, split operands
   int64_t persistent_blocks = 0;  ///< nonzero: at most this many blocks walk the tiles in turn
   /// Thread block clusters: blocks per cluster along x, and the work units the clusters share out (each a
   /// cluster's worth of tiles); 1: no clusters.
@@ -74,8 +74,25 @@ struct LaunchGeometry {
   /// A and B through tensor maps (TMA); {0, ...}: the operand is not read by TMA, and gets no map.
   std::array<int64_t, 2> tma_box_a{0, 0};
   std::array<int64_t, 2> tma_box_b{0, 0};
+  /// FP32 at FP32 accuracy from TF32 products: with 3, a kernel of the template's own (`<kernel>_split`)
+  /// first splits each operand into TF32 parts, big = tf32(x) and small = tf32(x - big), K-major in the
+  /// workspace (A's big rows over its small rows, then B's likewise, rows `parts_ld` floats apart from
+  /// byte `parts_offset`), and the main kernel sums small(A) big(B), big(A) small(B) and big(A) big(B)
+  /// per stage of K: its K ranges run over `k_extent` = 3 x K rounded up to the K granule. 1: no split.
+  int64_t k_products = 1;
+  int64_t k_extent =
+      0;  ///< K the kernel's slices and stream-K iterations cover: the problem's K, or as above
+  int64_t parts_ld = 0;
+  int64_t parts_offset = 0;
 
   bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
+  bool splits_operands() const { return k_products > 1; }
+  /// Workspace bytes of the parallel split-K reduction's partial tiles (those before the split parts).
+  int64_t partial_tile_bytes() const { return splits_operands() ? parts_offset : workspace_bytes; }
+  /// Bytes the operand split moves through device memory: it reads A and B and writes their two parts.
+  int64_t split_operand_bytes() const {
+    return splits_operands() ? (workspace_bytes - parts_offset) * 3 / 2 : 0;
+  }
   /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
   int64_t grid_x() const {
     if (stream_blocks > 0) return whole_tiles + stream_blocks;
@@ -180,6 +197,7 @@ class Manifest {
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
     BoundExpression stream_waves;  // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
+    BoundExpression k_products;    // 3: operands split into TF32 parts first (LaunchGeometry::k_products)
     BoundExpression wave;          // blocks the device runs at once
     // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
     BoundExpression parallel_split;

@@ -171,7 +171,9 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
                 bandwidth;
     c_write_ms = bytes * static_cast<double>(problem.m) * problem.n / bandwidth;
   }
-  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + kLaunchMs;
+  // Operands split into TF32 parts first: a pass of their own through device memory, and its launch.
+  const double split_ms = f.split_bytes > 0 && bandwidth > 0 ? f.split_bytes / bandwidth + kLaunchMs : 0;
+  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + split_ms + kLaunchMs;
   return e;
 }
 

@@ -95,10 +95,11 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.stream_blocks = geometry.stream_blocks;
   if (f.stream_blocks > 0) {
     const int64_t iterations =
-        (f.tiles - f.whole_tiles) * ((problem_.k + geometry.k_granule - 1) / geometry.k_granule);
+        (f.tiles - f.whole_tiles) * ((geometry.k_extent + geometry.k_granule - 1) / geometry.k_granule);
     f.stream_k = (iterations + f.stream_blocks - 1) / f.stream_blocks * geometry.k_granule;
   }
-  f.parallel_split = geometry.workspace_bytes > 0;
+  f.parallel_split = geometry.partial_tile_bytes() > 0;
+  f.split_bytes = geometry.split_operand_bytes();
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);
   f.est_regs = derived(actual, regs_);

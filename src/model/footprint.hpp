@@ -26,6 +26,7 @@ struct Footprint {
   int64_t stream_k = 0;         ///< stream-K: K extent one stream block sums
   bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
                                 ///< rather than adding into C one after the other
+  int64_t split_bytes = 0;      ///< device memory the operand split moves before the main kernel (0: none)
   int64_t threads = 0;          ///< threads per block
   int64_t smem_bytes = 0;       ///< dynamic shared memory per block
   int64_t est_regs = 0;  ///< registers per thread as the manifest estimates them before compiling, at most

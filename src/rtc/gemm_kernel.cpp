@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuda/check.hpp"
 #include "gemm_args.cuh"
 #include "gemmforge/error.hpp"
+#include "split_args.cuh"
 
 namespace gemmforge::rtc {
 
@@ -46,11 +49,42 @@ void LaunchScratch::reset(cudaStream_t stream) {
   if (semaphores_.bytes() > 0) semaphores_.zero(stream);
 }
 
+const float* GemmKernel::split_operands(const KernelCall& call, const LaunchGeometry& geometry,
+                                        const LaunchBuffers& buffers, cudaStream_t stream) const {
+  std::call_once(split_found_,
+                 [&] { split_kernel_ = module_.kernel(template_->manifest.kernel_name() + "_split"); });
+  float* parts = reinterpret_cast<float*>(reinterpret_cast<char*>(buffers.workspace) + geometry.parts_offset);
+  const KernelProblem& p = call.problem;
+  SplitArgs args{};
+  args.a = static_cast<const float*>(call.a);
+  args.b = static_cast<const float*>(call.b);
+  args.lda = call.lda;
+  args.ldb = call.ldb;
+  args.a_mn = p.a_trans ? 1 : 0;
+  args.b_mn = p.b_trans ? 0 : 1;
+  args.m = static_cast<int>(p.m);
+  args.n = static_cast<int>(p.n);
+  args.k = static_cast<int>(p.k);
+  args.parts = parts;
+  args.parts_ld = geometry.parts_ld;
+  // One block per 32 x 32 tile of either operand, as many as a grid holds; each walks its share in turn.
+  constexpr int64_t kMaxBlocks = 65535;
+  const int64_t tiles = ((p.m + kSplitTile - 1) / kSplitTile + (p.n + kSplitTile - 1) / kSplitTile) *
+                        ((p.k + kSplitTile - 1) / kSplitTile);
+  void* params[] = {&args};
+  if (tiles > 0) {
+    split_kernel_.launch(dim3(static_cast<unsigned>(std::min(tiles, kMaxBlocks))), dim3(kSplitThreads), 0,
+                         stream, params);
+  }
+  return parts;
+}
+
 void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
                         cudaStream_t stream) const {
   if ((geometry.semaphores > 0 && buffers.semaphores == nullptr) ||
       (geometry.workspace_bytes > 0 && buffers.workspace == nullptr)) {
-    throw InvalidArgumentError("a split-K launch needs its semaphores and workspace (see LaunchScratch)");
+    throw InvalidArgumentError(
+        "a launch that splits K or the operands needs its semaphores and workspace (see LaunchScratch)");
   }
   allow_smem(geometry.smem_bytes);
   GemmArgs args{};
@@ -74,8 +108,10 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.semaphores = buffers.semaphores;
   args.workspace = buffers.workspace;
   // Templates that load by TMA take the operands' tensor maps as a second argument.
+  // A template that sums TF32 products of split operands reads them from the workspace.
+  const float* parts = geometry.splits_operands() ? split_operands(call, geometry, buffers, stream) : nullptr;
   TensorMaps maps{};
-  if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry);
+  if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry, parts);
   void* params[] = {&args, &maps};
   const dim3 grid(static_cast<unsigned>(geometry.grid_x()), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <mutex>
 #include <vector>
 
 #include "core/config.hpp"
@@ -66,6 +67,13 @@ class GemmKernel {
   cuda::Module module_;
   cuda::Kernel kernel_;
   void allow_smem(int64_t bytes) const;
+  /// Writes the TF32 parts of the call's operands into the workspace (geometry.splits_operands()) with the
+  /// template's `<kernel>_split`, found on first use; returns where they start.
+  const float* split_operands(const KernelCall& call, const LaunchGeometry& geometry,
+                              const LaunchBuffers& buffers, cudaStream_t stream) const;
+
+  mutable std::once_flag split_found_;
+  mutable cuda::Kernel split_kernel_;
 
   mutable std::atomic<int64_t> smem_allowed_{
       0};                               // dynamic shared memory already allowed; raising it is idempotent

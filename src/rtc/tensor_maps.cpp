@@ -71,6 +71,15 @@ TensorMapKey operand_b_key(const KernelCall& call, const LaunchGeometry& geometr
   return key_of(call.b, p.dtype, p.b_trans, p.n, p.k, call.ldb, geometry.tma_box_b);
 }
 
+TensorMapKey parts_a_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry) {
+  return key_of(parts, Dtype::kF32, true, 2 * problem.m, problem.k, geometry.parts_ld, geometry.tma_box_a);
+}
+
+TensorMapKey parts_b_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry) {
+  return key_of(parts + 2 * problem.m * geometry.parts_ld, Dtype::kF32, true, 2 * problem.n, problem.k,
+                geometry.parts_ld, geometry.tma_box_b);
+}
+
 TensorMap encode_tensor_map(const TensorMapKey& key) {
   const int64_t bytes = dtype_facts(key.dtype).bytes;
   const auto address = reinterpret_cast<uintptr_t>(key.base);
@@ -118,11 +127,17 @@ TensorMap TensorMapCache::lookup(const TensorMapKey& key) {
   return map;
 }
 
-TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry) {
+TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry, const float* parts) {
+  if (geometry.splits_operands() && parts == nullptr) {
+    throw InvalidArgumentError("a geometry that splits the operands reads their parts: give the workspace's");
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   TensorMaps maps{};  // an operand the kernel does not read by TMA gets no map
-  if (geometry.tma_box_a[0] > 0) maps.a = lookup(operand_a_key(call, geometry));
-  if (geometry.tma_box_b[0] > 0) maps.b = lookup(operand_b_key(call, geometry));
+  const bool split = geometry.splits_operands();
+  if (geometry.tma_box_a[0] > 0)
+    maps.a = lookup(split ? parts_a_key(call.problem, parts, geometry) : operand_a_key(call, geometry));
+  if (geometry.tma_box_b[0] > 0)
+    maps.b = lookup(split ? parts_b_key(call.problem, parts, geometry) : operand_b_key(call, geometry));
   return maps;
 }
 

@@ -32,6 +32,11 @@ struct TensorMapKey {
 TensorMapKey operand_a_key(const KernelCall& call, const LaunchGeometry& geometry);
 TensorMapKey operand_b_key(const KernelCall& call, const LaunchGeometry& geometry);
 
+/// The keys of A's and B's TF32 parts for a geometry that splits the operands (splits_operands()): K-major
+/// rows geometry.parts_ld floats apart from `parts`, A's big and small rows (2 m), then B's (2 n).
+TensorMapKey parts_a_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry);
+TensorMapKey parts_b_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry);
+
 /// Encodes one map: 128-byte swizzle, zeros outside the tensor. Throws InvalidArgumentError for a tensor
 /// TMA cannot address (start or rows not 16-byte aligned, a box too large) and CudaError where the driver
 /// lacks the entry point.
@@ -40,8 +45,9 @@ TensorMap encode_tensor_map(const TensorMapKey& key);
 /// The maps of recent calls, shared by the threads that launch one kernel.
 class TensorMapCache {
  public:
-  /// The maps of the operands the geometry gives a box (zeros for the others).
-  TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry);
+  /// The maps of the operands the geometry gives a box (zeros for the others): of the call's operands, or of
+  /// their TF32 parts at `parts` where the geometry splits them.
+  TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry, const float* parts = nullptr);
 
  private:
   static constexpr size_t kCapacity = 16;

@@ -4,10 +4,11 @@
 // of their own type or FP32 (cuBLAS GemmEx with FP32 accumulation). The seeds and K-splitting modes over the
 // correctness matrix (edge shapes, M from 1 to 16, long K, every op(A)/op(B), both storage orders, beta = 0
 // over NaN and beta != 0, tight, odd and padded leading dimensions; for gemm_tma's TF32, which needs 16-byte
-// aligned rows, each leading dimension rounded up to 16 bytes), operands copied by TMA next to operands
-// copied through registers, and a random sample of valid configs on edge shapes. Bound: relative Frobenius
-// error at most verification_tolerance() of the type (1e-5 for FP32, 4e-3 for TF32, 1e-4 plus one rounding of
-// a 16-bit C), no non-finite value and no write outside C. Needs an sm_90 GPU.
+// aligned rows, each leading dimension rounded up to 16 bytes, while its FP32 reads split parts of any
+// alignment), operands copied by TMA next to operands copied through registers, and a random sample of
+// valid configs on edge shapes. Bound: relative Frobenius error at most verification_tolerance() of the type
+// (1e-5 for FP32, 4e-3 for TF32, 1e-4 plus one rounding of a 16-bit C), no non-finite value and no write
+// outside C. Needs an sm_90 GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -32,12 +33,12 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
  protected:
   static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get(GetParam().template_name); }
   // gemm_wgmma narrows its loads to the operands' alignment (VEC_A, VEC_B); gemm_tma copies a 16-bit operand
-  // TMA cannot address through registers, but TF32 operands by TMA only.
+  // TMA cannot address through registers and reads FP32 ones as aligned parts, but TF32 operands by TMA only.
   static bool narrows_loads() { return tmpl().manifest.find_parameter("VEC_A") != nullptr; }
   static bool needs_aligned_rows() {
     Dtype dtype = Dtype::kF32, c_dtype = Dtype::kF32;
     parse_type_name(GetParam().type_name, dtype, c_dtype);
-    return !narrows_loads() && element_bytes(dtype) == 4;
+    return !narrows_loads() && dtype == Dtype::kTf32;
   }
 
   void SetUp() override {
@@ -244,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Types, HopperTest,
                          ::testing::Values(HopperCase{"gemm_wgmma", "f32"}, HopperCase{"gemm_wgmma", "tf32"},
                                            HopperCase{"gemm_wgmma", "bf16"}, HopperCase{"gemm_wgmma", "f16"},
                                            HopperCase{"gemm_wgmma", "bf16>f32"},
-                                           HopperCase{"gemm_wgmma", "f16>f32"},
+                                           HopperCase{"gemm_wgmma", "f16>f32"}, HopperCase{"gemm_tma", "f32"},
                                            HopperCase{"gemm_tma", "tf32"}, HopperCase{"gemm_tma", "bf16"},
                                            HopperCase{"gemm_tma", "f16"}, HopperCase{"gemm_tma", "bf16>f32"},
                                            HopperCase{"gemm_tma", "f16>f32"}),

@@ -31,7 +31,7 @@ const KernelTemplate& tma() {
 
 using test_support::typed_problem;
 
-TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedTf32OnHopperOnly) {
+TEST(TmaTemplate, ServesSixteenBitAndFp32OfAnyAlignmentAndAlignedTf32OnHopperOnly) {
   for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, type), 90)) << type << layout;
@@ -45,7 +45,11 @@ TEST(TmaTemplate, ServesSixteenBitOfAnyAlignmentAndAlignedTf32OnHopperOnly) {
   // N-contiguous B computed as C^T = B^T A^T with B read into registers (nn).
   for (const char* layout : {"nt", "tt", "nn"})
     EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, "tf32"), 90)) << layout;
-  EXPECT_FALSE(can_serve(tma(), typed_problem(1024, 1024, 1024, "nt", "f32"), 90));
+  // FP32 reads its operands as split TF32 parts, K-major and aligned whatever the call's layout and rows.
+  for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+    EXPECT_TRUE(can_serve(tma(), typed_problem(1024, 1024, 1024, layout, "f32"), 90)) << layout;
+    EXPECT_TRUE(can_serve(tma(), typed_problem(1001, 1003, 1005, layout, "f32"), 90)) << layout;
+  }
   // No config runs TF32 with both operands M- or N-contiguous (tn: wgmma takes only its first operand
   // from registers), or rows TMA cannot address (1001 TF32 elements are not 16-byte aligned); the
   // constraints say why.
@@ -146,6 +150,58 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
 }
 
+// FP32: the operands are split into TF32 parts first, K-major in the workspace after nothing else (the K
+// split is serial), rows of K rounded up to 16 bytes; the kernel's K ranges run over three products of K
+// rounded up to whole stages, so K slices and stream-K share the products out.
+TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config fp32;
+  for (const Config& seed : manifest.seeds())
+    if (seed.at("FOLD") > 0 && seed.at("CLUSTER") == 1) fp32 = seed;
+  ASSERT_FALSE(fp32.values().empty()) << "gemm_tma needs an FP32 seed";
+  const KernelProblem tn = typed_problem(1000, 3000, 1001, "tn", "f32");
+  ASSERT_TRUE(manifest.violations(fp32, &device, &tn).empty());
+  const LaunchGeometry g = manifest.geometry(fp32, tn, device);
+  EXPECT_TRUE(g.splits_operands());
+  EXPECT_EQ(g.k_products, 3);
+  EXPECT_EQ(g.k_extent, 3 * 1024);  // 1001 rounded up to stages of 32
+  EXPECT_EQ(g.parts_ld, 1004);
+  EXPECT_EQ(g.parts_offset, 0);
+  EXPECT_EQ(g.workspace_bytes, 2 * (1000 + 3000) * 1004 * 4);
+  EXPECT_EQ(g.tma_box_a, (std::array<int64_t, 2>{32, 128}));  // K-major parts whatever the layout
+  EXPECT_EQ(g.tma_box_b, (std::array<int64_t, 2>{32, 128}));
+  Config split = fp32;
+  split.set("PERSISTENT", 0), split.set("SPLIT_K", 3);
+  const LaunchGeometry s = manifest.geometry(split, tn, device);
+  EXPECT_EQ(s.split_k, 3);
+  EXPECT_EQ(s.k_per_split, 1024);  // a third of the products' K each
+  // The split parts' maps: A's 2 m rows and B's 2 n rows of the workspace, rows parts_ld apart.
+  const float* parts = reinterpret_cast<const float*>(uintptr_t{1} << 20);
+  const rtc::TensorMapKey a = rtc::parts_a_key(tn, parts, g);
+  const rtc::TensorMapKey b = rtc::parts_b_key(tn, parts, g);
+  EXPECT_EQ(a.base, parts);
+  EXPECT_EQ(a.inner, 1001);
+  EXPECT_EQ(a.rows, 2000);
+  EXPECT_EQ(a.ld, 1004);
+  EXPECT_EQ(b.base, parts + 2000 * 1004);
+  EXPECT_EQ(b.rows, 6000);
+  // Without FOLD the tensor cores' accumulation would round toward zero over all of K; 16-bit types never
+  // fold. A 128 x 256 tile's accumulators and sums would not fit a consumer's registers.
+  Config unfolded = fp32;
+  unfolded.set("FOLD", 0);
+  std::string broken;
+  for (const Violation& v : manifest.violations(unfolded, &device, &tn)) broken += v.describe();
+  EXPECT_NE(broken.find("FP32 accuracy needs partial sums folded"), std::string::npos) << broken;
+  broken.clear();
+  const KernelProblem bf16 = typed_problem(1024, 1024, 1024, "nt", "bf16");
+  for (const Violation& v : manifest.violations(fp32, &device, &bf16)) broken += v.describe();
+  EXPECT_NE(broken.find("folded partial sums are FP32's"), std::string::npos) << broken;
+  Config wide = fp32;
+  wide.set("WN", 256);
+  EXPECT_FALSE(manifest.violations(wide, &device, &tn).empty());
+}
+
 TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   KernelCall call;
@@ -244,7 +300,8 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
     cases.add(tma(), config, problem, "sm_90a", device, sampled);
   };
   const std::vector<Config>& seeds = tma().manifest.seeds();
-  for (const char* type : {"tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
+  // FP32 seeds fold their sums (FOLD), which no 16-bit config does: each type compiles the seeds valid for it.
+  for (const char* type : {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       const KernelProblem problem = typed_problem(1024, 1024, 1024, layout, type);
       for (const Config& seed : seeds) {

@@ -207,7 +207,7 @@ TEST(SearchSpaceOfTemplates, BuiltInTemplatesJoinInOneSpace) {
   const SearchSpace all = build_search_space(library, device, problem, {}, {});
   size_t sum = 0;
   for (const KernelTemplate* t : library.all()) {
-    if (t->manifest.dtype() == problem.dtype) sum += Space::build(*t, device, problem).size();
+    if (t->manifest.serves(problem.dtype, problem.c_dtype)) sum += Space::build(*t, device, problem).size();
   }
   EXPECT_EQ(all.size(), sum);
   EXPECT_GT(all.spaces().size(), 1u);
