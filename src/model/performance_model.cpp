@@ -24,7 +24,6 @@ enum ProblemFeature : size_t {
   kUnalignedA,  // rows of A, B, C not 16-byte aligned
   kUnalignedB,
   kUnalignedC,
-  kSixteenBit,  // 16-bit operands: a template serving several types runs each at another share of its peak
   kProblemFeatureCount
 };
 
@@ -72,21 +71,34 @@ PerformanceModel::PerformanceModel(const TemplateLibrary& library, const DeviceI
     : device_(device) {
   size_t next = 0;
   for (const KernelTemplate* t : library.all()) {
-    Block block;
-    block.first = next++;
-    penalties_.push_back(kInterceptPenalty);
-    for (const Parameter& p : t->manifest.parameters()) {
-      block.level_offset.push_back(next);
-      next += p.values.size();
-      penalties_.insert(penalties_.end(), p.values.size(), kLevelPenalty);
+    for (Dtype dtype : {Dtype::kBf16, Dtype::kTf32, Dtype::kF32}) {
+      if (!t->manifest.serves(dtype, dtype) && !t->manifest.serves(dtype, Dtype::kF32)) continue;
+      Block block;
+      block.first = next++;
+      penalties_.push_back(kInterceptPenalty);
+      for (const Parameter& p : t->manifest.parameters()) {
+        block.level_offset.push_back(next);
+        next += p.values.size();
+        penalties_.insert(penalties_.end(), p.values.size(), kLevelPenalty);
+      }
+      block.problem_features = next;
+      next += kProblemFeatureCount;
+      penalties_.insert(penalties_.end(), kProblemFeatureCount, kProblemFeaturePenalty);
+      blocks_.emplace(block_key(*t, dtype), std::move(block));
     }
-    block.problem_features = next;
-    next += kProblemFeatureCount;
-    penalties_.insert(penalties_.end(), kProblemFeatureCount, kProblemFeaturePenalty);
-    blocks_.emplace(t, std::move(block));
   }
   weights_.assign(next, 0.0);
   fit(data);
+}
+
+PerformanceModel::BlockKey PerformanceModel::block_key(const KernelTemplate& kernel_template, Dtype dtype) {
+  return {&kernel_template, element_bytes(dtype) == 2 ? 0 : (dtype == Dtype::kTf32 ? 1 : 2)};
+}
+
+const PerformanceModel::Block* PerformanceModel::find_block(const KernelTemplate& kernel_template,
+                                                            Dtype dtype) const {
+  const auto found = blocks_.find(block_key(kernel_template, dtype));
+  return found == blocks_.end() ? nullptr : &found->second;
 }
 
 std::string PerformanceModel::measured_key(const KernelTemplate& kernel_template, const Config& normalized,
@@ -98,9 +110,9 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
                                           const KernelProblem& problem, const Footprint& f,
                                           const Estimate& e) const {
   SparseFeatures x;
-  const auto found = blocks_.find(&kernel_template);
-  if (found == blocks_.end()) return x;
-  const Block& block = found->second;
+  const Block* found = find_block(kernel_template, problem.dtype);
+  if (found == nullptr) return x;
+  const Block& block = *found;
   x.emplace_back(block.first, 1.0);
   const auto& parameters = kernel_template.manifest.parameters();
   for (size_t p = 0; p < parameters.size() && p < normalized.values().size(); ++p) {
@@ -125,7 +137,6 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   if (unaligned(problem.align_a, problem)) x.emplace_back(base + kUnalignedA, 1.0);
   if (unaligned(problem.align_b, problem)) x.emplace_back(base + kUnalignedB, 1.0);
   if (unaligned(problem.align_c, problem)) x.emplace_back(base + kUnalignedC, 1.0);
-  if (element_bytes(problem.dtype) == 2) x.emplace_back(base + kSixteenBit, 1.0);
   return x;
 }
 
@@ -135,13 +146,13 @@ void PerformanceModel::fit(const TrainingData& data) {
   std::map<std::pair<size_t, std::string>, std::vector<const KernelMeasurement*>> groups;
   for (const KernelMeasurement& m : data.kernels) {
     if (m.device >= devices_.size() || devices_[m.device].cc() != device_.cc()) continue;
-    if (blocks_.count(m.kernel_template) == 0 || !(m.time_ms > 0)) continue;
+    if (find_block(*m.kernel_template, m.problem.dtype) == nullptr || !(m.time_ms > 0)) continue;
     groups[{m.device, m.problem.to_string()}].push_back(&m);
     measured_[measured_key(*m.kernel_template, m.config, m.problem)].push_back(Measured{m.device, m.time_ms});
   }
-  // One pass to fit, one to measure the fit's error per template.
+  // One pass to fit, one to measure the fit's error per block.
   struct Sample {
-    const KernelTemplate* kernel_template;
+    BlockKey block;
     SparseFeatures features;
     double target;
     double weight;
@@ -165,23 +176,24 @@ void PerformanceModel::fit(const TrainingData& data) {
       if (!std::isfinite(e.time_ms)) continue;
       const double target = std::clamp(std::log(m->time_ms / e.time_ms), -kMaxLogRatio, kMaxLogRatio);
       const double weight = (m->time_ms <= kSlowTrial * best ? 1.0 : kSlowTrialWeight) / total;
-      samples.push_back(Sample{m->kernel_template, features(*m->kernel_template, m->config, problem, f, e),
-                               target, weight, e.time_ms});
+      samples.push_back(Sample{block_key(*m->kernel_template, problem.dtype),
+                               features(*m->kernel_template, m->config, problem, f, e), target, weight,
+                               e.time_ms});
     }
   }
   RidgeRegression regression(penalties_);
   for (const Sample& sample : samples) regression.add(sample.features, sample.target, sample.weight);
   weights_ = regression.solve();
-  std::map<const KernelTemplate*, std::pair<double, double>> squared;  // weighted sum and weight
+  std::map<BlockKey, std::pair<double, double>> squared;  // weighted sum and weight
   for (const Sample& sample : samples) {
     const double error = sample.target - dot(weights_, sample.features);
-    squared[sample.kernel_template].first += sample.weight * error * error;
-    squared[sample.kernel_template].second += sample.weight;
-    double& smallest = blocks_.at(sample.kernel_template).smallest_estimate_ms;
+    squared[sample.block].first += sample.weight * error * error;
+    squared[sample.block].second += sample.weight;
+    double& smallest = blocks_.at(sample.block).smallest_estimate_ms;
     smallest = std::min(smallest, sample.estimate_ms);
   }
-  for (auto& [kernel_template, block] : blocks_) {
-    const auto it = squared.find(kernel_template);
+  for (auto& [key, block] : blocks_) {
+    const auto it = squared.find(key);
     block.log_error = it == squared.end() || it->second.second <= 0
                           ? kUnfittedLogError
                           : kOutOfSampleFactor * std::sqrt(it->second.first / it->second.second);
@@ -239,14 +251,14 @@ Prediction PerformanceModel::ProblemView::predict(const KernelTemplate& kernel_t
       e.time_ms *
       std::exp(dot(model_.weights_, model_.features(kernel_template, normalized, problem_, f, e)));
   prediction.basis = Basis::kFitted;
-  const auto block = model_.blocks_.find(&kernel_template);
-  if (block == model_.blocks_.end()) {
+  const Block* block = model_.find_block(kernel_template, problem_.dtype);
+  if (block == nullptr) {
     prediction.log_error = kUnfittedLogError;
   } else {
     // Below the least work the template was fitted on, its fixed costs (launch, prologue, pipeline fill)
     // weigh more than any training problem showed: the error grows with the distance.
     prediction.log_error =
-        block->second.log_error + std::log(std::max(block->second.smallest_estimate_ms / e.time_ms, 1.0));
+        block->log_error + std::log(std::max(block->smallest_estimate_ms / e.time_ms, 1.0));
   }
   return prediction;
 }

@@ -85,6 +85,12 @@ class PerformanceModel {
     // The least analytic estimate among them: a problem of less work lies outside what was fitted.
     double smallest_estimate_ms = std::numeric_limits<double>::infinity();
   };
+  // A template's kernels for one family of operand types are fitted apart: 16-bit operands, TF32, and FP32
+  // at FP32 accuracy (FFMA, or three TF32 products with their own split and folding) each run at their own
+  // share of the peak, with their own fixed costs, and reward other tiles.
+  using BlockKey = std::pair<const KernelTemplate*, int>;
+  static BlockKey block_key(const KernelTemplate& kernel_template, Dtype dtype);
+  const Block* find_block(const KernelTemplate& kernel_template, Dtype dtype) const;
   struct Measured {  // a config measured on a problem
     size_t device;
     double time_ms;
@@ -99,7 +105,7 @@ class PerformanceModel {
 
   DeviceInfo device_;
   std::vector<DeviceInfo> devices_;  // of the training data
-  std::map<const KernelTemplate*, Block> blocks_;
+  std::map<BlockKey, Block> blocks_;
   std::vector<double> penalties_;
   std::vector<double> weights_;
   std::unordered_map<std::string, std::vector<Measured>> measured_;

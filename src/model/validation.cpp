@@ -100,6 +100,8 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     p.rank_correlation = spearman(predicted, measured);
     const size_t pick = std::min_element(pessimistic.begin(), pessimistic.end()) - pessimistic.begin();
     const double best = *std::min_element(measured.begin(), measured.end());
+    p.chosen = data.kernels[members[pick]].kernel_template->manifest.name() + " " +
+               data.kernels[members[pick]].config.key();
     p.chosen_over_best = measured[pick] / best;
     p.chosen_predicted_over_measured = predicted[pick] / measured[pick];
     correlations.push_back(p.rank_correlation);

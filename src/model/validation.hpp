@@ -16,6 +16,7 @@ struct LeftOutProblem {
   std::string problem;
   std::string device;
   size_t configs = 0;           ///< measured configs ranked
+  std::string chosen;           ///< the config predicted fastest: "template config"
   double rank_correlation = 0;  ///< Spearman's, predicted against measured times
   /// Measured time of the config predicted fastest over the fastest measured one (1: it chose the best).
   double chosen_over_best = 1;

@@ -37,12 +37,12 @@ TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
   // chosen: measured time of the config predicted fastest over the best measured one; chosen p/m and cuBLAS
   // p/m: predicted over measured time; gen/cb and served: speed against cuBLAS of the chosen config, and of
   // what serving would run.
-  fmt::print("{:<40} {:>7} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", "left-out problem", "configs",
-             "spearman", "chosen", "chosen p/m", "cuBLAS p/m", "gen/cb", "served");
+  fmt::print("{:<40} {:>7} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}  {}\n", "left-out problem", "configs",
+             "spearman", "chosen", "chosen p/m", "cuBLAS p/m", "gen/cb", "served", "chosen config");
   for (const LeftOutProblem& p : v.problems) {
-    fmt::print("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}\n", p.problem, p.configs,
-               p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
-               p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas);
+    fmt::print("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}  {}\n", p.problem,
+               p.configs, p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
+               p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas, p.chosen);
   }
   fmt::print(
       "median rank correlation {:.3f}; chosen config {:.3f}x the best's time (geomean); cuBLAS "
