@@ -39,7 +39,10 @@ LaunchBuffers LaunchScratch::prepare(const LaunchGeometry& geometry, cudaStream_
       semaphores_ = cuda::DeviceBuffer(semaphore_bytes);
       GEMMFORGE_CUDA_CHECK(cudaMemset(semaphores_.data(), 0, semaphore_bytes));
     }
-    if (workspace_.bytes() < workspace_bytes) workspace_ = cuda::DeviceBuffer(workspace_bytes);
+    if (workspace_.bytes() < workspace_bytes) {
+      workspace_ = cuda::DeviceBuffer();  // freed first: the old and the new need not fit together
+      workspace_ = cuda::DeviceBuffer(workspace_bytes);
+    }
   }
   return {semaphore_bytes > 0 ? semaphores_.as<int>() : nullptr,
           workspace_bytes > 0 ? workspace_.as<float>() : nullptr};

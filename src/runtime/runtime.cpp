@@ -167,7 +167,20 @@ void Runtime::gemm_strided_batched(const GemmCall& call, int64_t stride_a, int64
 
 void Runtime::launch(const Plan& plan, const KernelCall& call, cudaStream_t stream) {
   if (plan.kernel) {
-    plan.kernel->launch(call, plan.geometry, scratch_.buffers(plan.geometry, stream), stream);
+    rtc::LaunchBuffers buffers;
+    try {
+      buffers = scratch_.buffers(plan.geometry, stream);
+    } catch (const CudaError& e) {
+      // The device has no room for the kernel's workspace (FP32 split into TF32 parts needs twice its
+      // operands): cuBLAS, which needs little, serves the call instead of failing it.
+      if (e.code() != cudaErrorMemoryAllocation || !VendorGemm::serves(call)) throw;
+      cudaGetLastError();  // cudaMalloc's failure is not sticky: clear it
+      spdlog::warn("{}: no device memory for the kernel's {} bytes of workspace; cuBLAS serves the call",
+                   call.problem.to_string(), plan.geometry.workspace_bytes);
+      vendor_.gemm(call, stream);
+      return;
+    }
+    plan.kernel->launch(call, plan.geometry, buffers, stream);
   } else if (VendorGemm::serves(call) || !plan.spec) {
     vendor_.gemm(call, stream);
   } else {

@@ -172,6 +172,47 @@ TEST_F(ApiRuntime, ConfigsSharingACubinLaunchWithTheirOwnGeometry) {
   EXPECT_EQ(runtime->query(shape).split_k, 1);
 }
 
+// A kernel whose workspace the device cannot hold (gemm_tma's FP32 splits the operands into TF32 parts,
+// twice their size) does not fail the call: cuBLAS serves it, and the result is right.
+TEST_F(ApiRuntime, AWorkspaceTheDeviceCannotHoldLeavesTheCallToCublas) {
+  int ordinal = 0;
+  ASSERT_EQ(cudaGetDevice(&ordinal), cudaSuccess);
+  if (cuda::query_device(ordinal).cc() != 90) GTEST_SKIP() << "gemm_tma is written for sm_90a (Hopper)";
+  GemmCase c;
+  c.order = Order::kRowMajor, c.m = 2048, c.n = 2048, c.k = 2048;  // 64 MiB of TF32 parts
+  Config fp32;
+  for (const Config& seed : TemplateLibrary::instance().get("gemm_tma").manifest.seeds())
+    if (seed.at("FOLD") > 0) fp32 = seed;
+  ASSERT_FALSE(fp32.values().empty());
+  record_tuned(database_.path(), GemmHarness::problem(c), fp32, 0.25, 0.35);
+  auto runtime = open_runtime(/*vendor=*/true);
+  GemmShape shape;
+  shape.order = Order::kRowMajor, shape.m = c.m, shape.n = c.n, shape.k = c.k;
+  const PlanInfo plan = runtime->query(shape);
+  ASSERT_EQ(plan.level, PlanLevel::kExact) << plan.basis;
+  ASSERT_EQ(plan.template_name, "gemm_tma");
+  EXPECT_EQ(check(*runtime, c), "");  // the kernel compiles meanwhile, cuBLAS serving
+  runtime->wait_for_compiles();
+  const CaseResult r = harness().run(c, [&](const GemmCall& call, cudaStream_t) {
+    // A stream of its own, whose workspace the runtime has not allocated yet, and everything but 40 MiB of
+    // the device's memory taken, for this call only.
+    cudaStream_t fresh = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&fresh), cudaSuccess);
+    size_t free = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    void* ballast = nullptr;
+    ASSERT_EQ(cudaMalloc(&ballast, free - (size_t{40} << 20)), cudaSuccess);
+    runtime->gemm(call.op_a, call.op_b, call.m, call.n, call.k, call.alpha, static_cast<const float*>(call.a),
+                  call.lda, static_cast<const float*>(call.b), call.ldb, call.beta,
+                  static_cast<float*>(call.c), call.ldc, call.order, fresh);
+    EXPECT_EQ(cudaStreamSynchronize(fresh), cudaSuccess);
+    EXPECT_EQ(cudaFree(ballast), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(fresh), cudaSuccess);
+  });
+  EXPECT_TRUE(r.passes(kBound)) << r.describe();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 TEST_F(ApiRuntime, BadArgumentsThrowAndLaunchNothing) {
   auto runtime = open_runtime();
   float* c = nullptr;
