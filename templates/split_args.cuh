@@ -5,7 +5,7 @@
 #define GEMMFORGE_SPLIT_ARGS_CUH
 
 // A block of kSplitThreads threads splits kSplitTile rows by kSplitTile of K at a time.
-static const int kSplitTile = 32;
+static const int kSplitTile = 64;
 static const int kSplitThreads = 256;
 
 struct SplitArgs {

@@ -11,10 +11,11 @@
 
 namespace gf {
 
-// Splits the kSplitTile x kSplitTile tile (split_args.cuh) at (r0, k0) of an operand of `rows` rows (M or N)
-// into its parts: big at parts[r][k], small at parts[rows + r][k]. The tile passes through shared memory so
-// that both the reads (along K, or along the rows for an MN-contiguous operand) and the writes (along K) are
-// coalesced. A non-finite x keeps itself as big and a zero small part, so the sum is x, not x - x.
+// Splits the kSplitTile x kSplitTile tile (split_args.cuh) at (r0, k0) of an operand of `rows` rows (M or
+// N) into its parts: big at parts[r][k], small at parts[rows + r][k]. The tile passes through shared memory
+// so that both the reads (along K, or along the rows for an MN-contiguous operand) and the writes (along K)
+// are coalesced; each thread has all its kSplitTile^2 / kSplitThreads loads in flight before it waits on
+// one. A non-finite x keeps itself as big and a zero small part, so the sum is x, not x - x.
 __device__ __forceinline__ void split_tile(const float* src, long long ld, bool mn, int rows, int k, int r0,
                                            int k0, float* parts, long long parts_ld,
                                            float (&tile)[kSplitTile][kSplitTile + 1]) {
@@ -23,23 +24,29 @@ __device__ __forceinline__ void split_tile(const float* src, long long ld, bool 
   constexpr int kWarps = kSplitThreads / 32;
 #pragma unroll
   for (int i = warp; i < kSplitTile; i += kWarps) {
-    const int r = mn ? r0 + lane : r0 + i;
-    const int kk = mn ? k0 + i : k0 + lane;
-    float x = 0.0f;
-    if (r < rows && kk < k) x = mn ? src[static_cast<long long>(kk) * ld + r] : src[r * ld + kk];
-    (mn ? tile[lane][i] : tile[i][lane]) = x;
+#pragma unroll
+    for (int j = lane; j < kSplitTile; j += 32) {
+      const int r = mn ? r0 + j : r0 + i;
+      const int kk = mn ? k0 + i : k0 + j;
+      float x = 0.0f;
+      if (r < rows && kk < k) x = mn ? src[static_cast<long long>(kk) * ld + r] : src[r * ld + kk];
+      (mn ? tile[j][i] : tile[i][j]) = x;
+    }
   }
   __syncthreads();
 #pragma unroll
   for (int i = warp; i < kSplitTile; i += kWarps) {
-    const int r = r0 + i;
-    const int kk = k0 + lane;
-    if (r < rows && kk < k) {
-      const float x = tile[i][lane];
-      const float big = __uint_as_float(to_tf32(x));
-      const float small = isfinite(big) ? __uint_as_float(to_tf32(x - big)) : 0.0f;
-      parts[r * parts_ld + kk] = big;
-      parts[(static_cast<long long>(rows) + r) * parts_ld + kk] = small;
+#pragma unroll
+    for (int j = lane; j < kSplitTile; j += 32) {
+      const int r = r0 + i;
+      const int kk = k0 + j;
+      if (r < rows && kk < k) {
+        const float x = tile[i][j];
+        const float big = __uint_as_float(to_tf32(x));
+        const float small = isfinite(big) ? __uint_as_float(to_tf32(x - big)) : 0.0f;
+        parts[r * parts_ld + kk] = big;
+        parts[(static_cast<long long>(rows) + r) * parts_ld + kk] = small;
+      }
     }
   }
   __syncthreads();

@@ -70,7 +70,7 @@ const float* GemmKernel::split_operands(const KernelCall& call, const LaunchGeom
   args.k = static_cast<int>(p.k);
   args.parts = parts;
   args.parts_ld = geometry.parts_ld;
-  // One block per 32 x 32 tile of either operand, as many as a grid holds; each walks its share in turn.
+  // One block per tile of either operand (kSplitTile square), as many as a grid holds; each walks its share.
   constexpr int64_t kMaxBlocks = 65535;
   const int64_t tiles = ((p.m + kSplitTile - 1) / kSplitTile + (p.n + kSplitTile - 1) / kSplitTile) *
                         ((p.k + kSplitTile - 1) / kSplitTile);
