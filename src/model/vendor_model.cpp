@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/dtype.hpp"
 
@@ -104,18 +105,26 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
 VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
     : device_(device), devices_(data.devices) {
   RidgeRegression regression(std::vector<double>(kFeatureCount, kPenalty));
-  // Every tuned problem's trials carry the same cuBLAS time: one observation per (device, problem).
-  std::unordered_map<std::string, size_t> seen;
+  // One observation per (GPU model, problem): the median of the cuBLAS times the cards of that model took of
+  // it (a tune's trials all carry its one cuBLAS time; several tunes, often on other cards, time it again,
+  // and one timing can come out slow), attributed to the first card that took it.
+  std::map<std::pair<std::string, std::string>, std::vector<const VendorMeasurement*>> timings;
   for (const VendorMeasurement& m : data.vendor) {
     if (m.device >= devices_.size() || devices_[m.device].cc() != device.cc() || !(m.time_ms > 0)) continue;
-    const std::string key = m.problem.to_string();
-    if (!seen.emplace(key + '@' + std::to_string(m.device), 0).second) continue;
-    measured_[key].push_back(Measured{m.device, m.time_ms});
-    const DeviceInfo& there = devices_[m.device];
+    timings[{m.problem.to_string(), devices_[m.device].name}].push_back(&m);
+  }
+  for (auto& [key, group] : timings) {
+    const size_t device_index = group.front()->device;
+    std::sort(group.begin(), group.end(),
+              [](const auto* a, const auto* b) { return a->time_ms < b->time_ms; });
+    const double time_ms = group[group.size() / 2]->time_ms;
+    const KernelProblem& problem = group.front()->problem;
+    measured_[key.first].push_back(Measured{device_index, time_ms});
+    const DeviceInfo& there = devices_[device_index];
     const double target =
-        std::clamp(std::log(m.time_ms / roofline_ms(there, m.problem)), -kMaxLogRatio, kMaxLogRatio);
-    regression.add(features(there, m.problem), target, 1.0);
-    residuals_.push_back(Residual{m.problem, m.device, target});
+        std::clamp(std::log(time_ms / roofline_ms(there, problem)), -kMaxLogRatio, kMaxLogRatio);
+    regression.add(features(there, problem), target, 1.0);
+    residuals_.push_back(Residual{problem, device_index, target});
     ++measurements_;
   }
   weights_ = regression.solve();
