@@ -300,7 +300,8 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
     cases.add(tma(), config, problem, "sm_90a", device, sampled);
   };
   const std::vector<Config>& seeds = tma().manifest.seeds();
-  // FP32 seeds fold their sums (FOLD), which no 16-bit config does: each type compiles the seeds valid for it.
+  // FP32 seeds fold their sums (FOLD), which no 16-bit config does: each type compiles the seeds valid for
+  // it.
   for (const char* type : {"f32", "tf32", "bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {
       const KernelProblem problem = typed_problem(1024, 1024, 1024, layout, type);
