@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/statistics.hpp"
 #include "model/performance_model.hpp"
 #include "model/vendor_model.hpp"
 
@@ -78,10 +79,7 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
       }
     }
     std::optional<double> cublas_ms;
-    if (!cublas_times.empty()) {
-      std::sort(cublas_times.begin(), cublas_times.end());
-      cublas_ms = cublas_times[cublas_times.size() / 2];
-    }
+    if (!cublas_times.empty()) cublas_ms = median(cublas_times);
     const DeviceInfo& measured_on = data.devices[first_device];
     const PerformanceModel model(library, measured_on, rest);
     const PerformanceModel::ProblemView view = model.view(problem);
@@ -119,11 +117,7 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     }
     v.problems.push_back(p);
   }
-  if (!correlations.empty()) {
-    std::vector<double> sorted = correlations;
-    std::sort(sorted.begin(), sorted.end());
-    v.median_rank_correlation = sorted[sorted.size() / 2];
-  }
+  v.median_rank_correlation = median(correlations);
   v.geomean_chosen_over_best = geomean(chosen);
   v.geomean_vendor_error = geomean(vendor_errors);
   v.geomean_served_vs_cublas = geomean(served);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/dtype.hpp"
+#include "core/statistics.hpp"
 
 namespace gemmforge::model {
 namespace {
@@ -108,17 +109,21 @@ VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
   // One observation per (GPU model, problem): the median of the cuBLAS times the cards of that model took of
   // it (a tune's trials all carry its one cuBLAS time; several tunes, often on other cards, time it again,
   // and one timing can come out slow), attributed to the first card that took it.
-  std::map<std::pair<std::string, std::string>, std::vector<const VendorMeasurement*>> timings;
+  struct Timings {
+    const VendorMeasurement* first = nullptr;
+    std::vector<double> ms;
+  };
+  std::map<std::pair<std::string, std::string>, Timings> timings;
   for (const VendorMeasurement& m : data.vendor) {
     if (m.device >= devices_.size() || devices_[m.device].cc() != device.cc() || !(m.time_ms > 0)) continue;
-    timings[{m.problem.to_string(), devices_[m.device].name}].push_back(&m);
+    Timings& t = timings[{m.problem.to_string(), devices_[m.device].name}];
+    if (t.first == nullptr) t.first = &m;
+    t.ms.push_back(m.time_ms);
   }
-  for (auto& [key, group] : timings) {
-    const size_t device_index = group.front()->device;
-    std::sort(group.begin(), group.end(),
-              [](const auto* a, const auto* b) { return a->time_ms < b->time_ms; });
-    const double time_ms = group[group.size() / 2]->time_ms;
-    const KernelProblem& problem = group.front()->problem;
+  for (const auto& [key, group] : timings) {
+    const size_t device_index = group.first->device;
+    const double time_ms = median(group.ms);
+    const KernelProblem& problem = group.first->problem;
     measured_[key.first].push_back(Measured{device_index, time_ms});
     const DeviceInfo& there = devices_[device_index];
     const double target =

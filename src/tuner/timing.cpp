@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/statistics.hpp"
 #include "cuda/check.hpp"
 #include "cuda/event.hpp"
 #include "gemmforge/error.hpp"
@@ -23,17 +24,6 @@ L2Flusher::L2Flusher() {
 void L2Flusher::flush(cudaStream_t stream) {
   GEMMFORGE_CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0, buffer_.bytes(), stream));
 }
-
-namespace {
-
-// The median of `values`, which it sorts; at least one value.
-double sorted_median(std::vector<double>& values) {
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
-}  // namespace
 
 int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up,
                        const TimingOptions& options) {
@@ -73,13 +63,13 @@ int repetitions_needed(const std::vector<double>& samples, const WarmUp& warm_up
 double relative_median_error(std::vector<double> samples) {
   const size_t n = samples.size();
   if (n < 2) return std::numeric_limits<double>::infinity();
-  const double median = sorted_median(samples);
-  if (!(median > 0)) return std::numeric_limits<double>::infinity();
-  for (double& x : samples) x = std::abs(x - median);
+  const double center = median(samples);
+  if (!(center > 0)) return std::numeric_limits<double>::infinity();
+  for (double& x : samples) x = std::abs(x - center);
   // The spread from the median absolute deviation (as a normal's standard deviation: 1.4826 MAD), which a
   // few outliers (a preempted launch) do not move; the median's standard error is 1.2533 sigma / sqrt(n).
-  const double sigma = 1.4826 * sorted_median(samples);
-  return 1.2533 * sigma / std::sqrt(static_cast<double>(n)) / median;
+  const double sigma = 1.4826 * median(samples);
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(n)) / center;
 }
 
 bool beaten_at_verification(const std::vector<double>& launches_ms, const TimingOptions& options) {
@@ -91,9 +81,10 @@ Timing timing_of(std::vector<double> samples) {
   if (samples.empty()) throw InvalidArgumentError("timing: no launch was timed");
   Timing t;
   t.repetitions = static_cast<int>(samples.size());
-  t.median_ms = sorted_median(samples);
-  t.min_ms = samples.front();
-  t.max_ms = samples.back();
+  t.median_ms = median(samples);
+  const auto [fastest, slowest] = std::minmax_element(samples.begin(), samples.end());
+  t.min_ms = *fastest;
+  t.max_ms = *slowest;
   return t;
 }
 
