@@ -63,6 +63,32 @@ struct Disassembly {
   size_t cubins = 0;       ///< cubins it read
 };
 
+/// What every template compile test asks of each kernel: it compiled within 255 registers, and a config the
+/// test stated (a seed, or one fitted to its problem) does not spill. A sampled config may spill (the tuner
+/// records it and moves on); `sampled_spills` counts those. False where it did not compile.
+inline bool expect_compiled(const KernelCase& c, const rtc::CompileResult& r, size_t& sampled_spills) {
+  EXPECT_TRUE(r.ok) << c.what << ": " << r.error << "\n" << r.log;
+  if (!r.ok) return false;
+  EXPECT_LE(r.usage.registers, 255) << c.what;
+  if (c.sampled) {
+    sampled_spills += r.usage.spills() ? 1 : 0;
+  } else {
+    EXPECT_FALSE(r.usage.spills()) << c.what << "\n" << r.log;
+  }
+  return true;
+}
+
+/// After the walk: most sampled configs kept from spilling by the register estimate, and, where cuobjdump
+/// was found, every cubin read. False where it was not: the caller skips, saying so.
+inline bool expect_walk_complete(const KernelCases& cases, const Disassembly& disassembly,
+                                 size_t sampled_spills) {
+  EXPECT_LE(sampled_spills * 4, cases.size())
+      << "the register estimate keeps most sampled configs from spilling";
+  if (!disassembly.cuobjdump) return false;
+  EXPECT_EQ(disassembly.cubins, cases.size()) << "cuobjdump read every cubin";
+  return true;
+}
+
 /// Compiles `requests` on every hardware thread and calls check(i, result, sass) for each in order; `sass`
 /// is empty where cuobjdump is missing or cannot read the cubin. Stops at the first fatal failure of a
 /// check, as an ASSERT in the test's own loop would.
