@@ -80,8 +80,8 @@ struct LaunchGeometry {
   /// byte `parts_offset`), and the main kernel sums small(A) big(B), big(A) small(B) and big(A) big(B)
   /// per stage of K: its K ranges run over `k_extent` = 3 x K rounded up to the K granule. 1: no split.
   int64_t k_products = 1;
-  int64_t k_extent =
-      0;  ///< K the kernel's slices and stream-K iterations cover: the problem's K, or as above
+  /// K the kernel's slices and stream-K iterations cover: the problem's K, or as above.
+  int64_t k_extent = 0;
   int64_t parts_ld = 0;
   int64_t parts_offset = 0;
 

@@ -71,8 +71,10 @@ PerformanceModel::PerformanceModel(const TemplateLibrary& library, const DeviceI
     : device_(device) {
   size_t next = 0;
   for (const KernelTemplate* t : library.all()) {
-    for (Dtype dtype : {Dtype::kBf16, Dtype::kTf32, Dtype::kF32}) {
+    // A block for each family of the operand types the template serves (with C of their type or FP32).
+    for (Dtype dtype : {Dtype::kF32, Dtype::kTf32, Dtype::kF16, Dtype::kBf16}) {
       if (!t->manifest.serves(dtype, dtype) && !t->manifest.serves(dtype, Dtype::kF32)) continue;
+      if (blocks_.count(block_key(*t, dtype)) != 0) continue;
       Block block;
       block.first = next++;
       penalties_.push_back(kInterceptPenalty);
@@ -92,7 +94,10 @@ PerformanceModel::PerformanceModel(const TemplateLibrary& library, const DeviceI
 }
 
 PerformanceModel::BlockKey PerformanceModel::block_key(const KernelTemplate& kernel_template, Dtype dtype) {
-  return {&kernel_template, element_bytes(dtype) == 2 ? 0 : (dtype == Dtype::kTf32 ? 1 : 2)};
+  const TypeFamily family = element_bytes(dtype) == 2 ? TypeFamily::kSixteenBit
+                            : dtype == Dtype::kTf32   ? TypeFamily::kTf32
+                                                      : TypeFamily::kFp32;
+  return {&kernel_template, family};
 }
 
 const PerformanceModel::Block* PerformanceModel::find_block(const KernelTemplate& kernel_template,

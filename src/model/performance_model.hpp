@@ -88,7 +88,8 @@ class PerformanceModel {
   // A template's kernels for one family of operand types are fitted apart: 16-bit operands, TF32, and FP32
   // at FP32 accuracy (FFMA, or three TF32 products with their own split and folding) each run at their own
   // share of the peak, with their own fixed costs, and reward other tiles.
-  using BlockKey = std::pair<const KernelTemplate*, int>;
+  enum class TypeFamily { kSixteenBit, kTf32, kFp32 };
+  using BlockKey = std::pair<const KernelTemplate*, TypeFamily>;
   static BlockKey block_key(const KernelTemplate& kernel_template, Dtype dtype);
   const Block* find_block(const KernelTemplate& kernel_template, Dtype dtype) const;
   struct Measured {  // a config measured on a problem

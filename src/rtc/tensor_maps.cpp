@@ -128,12 +128,12 @@ TensorMap TensorMapCache::lookup(const TensorMapKey& key) {
 }
 
 TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry, const float* parts) {
-  if (geometry.splits_operands() && parts == nullptr) {
+  const bool split = geometry.splits_operands();
+  if (split && parts == nullptr) {
     throw InvalidArgumentError("a geometry that splits the operands reads their parts: give the workspace's");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   TensorMaps maps{};  // an operand the kernel does not read by TMA gets no map
-  const bool split = geometry.splits_operands();
   if (geometry.tma_box_a[0] > 0)
     maps.a = lookup(split ? parts_a_key(call.problem, parts, geometry) : operand_a_key(call, geometry));
   if (geometry.tma_box_b[0] > 0)
