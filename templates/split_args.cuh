@@ -18,7 +18,8 @@ struct SplitArgs {
   int m;
   int n;
   int k;
-  float* parts;  // A's big rows, A's small rows, B's big rows, B's small rows: K-major, parts_ld apart
+  float* a_parts;  // A's big rows, then its small rows: K-major, parts_ld apart
+  float* b_parts;  // B's likewise (LaunchGeometry::parts_b floats after A's)
   long long parts_ld;
 };
 

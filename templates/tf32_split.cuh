@@ -58,16 +58,15 @@ __device__ __forceinline__ void split_operands(const SplitArgs& args) {
   const int k_tiles = (args.k + kSplitTile - 1) / kSplitTile;
   const long long a_tiles = static_cast<long long>((args.m + kSplitTile - 1) / kSplitTile) * k_tiles;
   const long long b_tiles = static_cast<long long>((args.n + kSplitTile - 1) / kSplitTile) * k_tiles;
-  float* b_parts = args.parts + 2ll * args.m * args.parts_ld;
   for (long long t = blockIdx.x; t < a_tiles + b_tiles; t += gridDim.x) {
     const bool is_a = t < a_tiles;
     const long long local = is_a ? t : t - a_tiles;
     const int r0 = static_cast<int>(local / k_tiles) * kSplitTile;
     const int k0 = static_cast<int>(local % k_tiles) * kSplitTile;
     if (is_a) {
-      split_tile(args.a, args.lda, args.a_mn != 0, args.m, args.k, r0, k0, args.parts, args.parts_ld, tile);
+      split_tile(args.a, args.lda, args.a_mn != 0, args.m, args.k, r0, k0, args.a_parts, args.parts_ld, tile);
     } else {
-      split_tile(args.b, args.ldb, args.b_mn != 0, args.n, args.k, r0, k0, b_parts, args.parts_ld, tile);
+      split_tile(args.b, args.ldb, args.b_mn != 0, args.n, args.k, r0, k0, args.b_parts, args.parts_ld, tile);
     }
   }
 }

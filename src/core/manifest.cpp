@@ -465,6 +465,7 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
     // Rows of whole 16-byte vectors, as TMA needs them, after the partial tiles on a 256-byte boundary.
     g.parts_ld = (std::max<int64_t>(problem.k, 1) + 3) / 4 * 4;
     g.parts_offset = (g.workspace_bytes + 255) / 256 * 256;
+    g.parts_b = 2 * problem.m * g.parts_ld;
     g.workspace_bytes = g.parts_offset + 2 * (problem.m + problem.n) * g.parts_ld * 4;
   }
 

@@ -84,6 +84,7 @@ struct LaunchGeometry {
   int64_t k_extent = 0;
   int64_t parts_ld = 0;
   int64_t parts_offset = 0;
+  int64_t parts_b = 0;  ///< floats from A's parts to B's: A's 2 m rows
 
   bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
   bool splits_operands() const { return k_products > 1; }

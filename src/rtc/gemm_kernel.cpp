@@ -68,7 +68,8 @@ const float* GemmKernel::split_operands(const KernelCall& call, const LaunchGeom
   args.m = static_cast<int>(p.m);
   args.n = static_cast<int>(p.n);
   args.k = static_cast<int>(p.k);
-  args.parts = parts;
+  args.a_parts = parts;
+  args.b_parts = parts + geometry.parts_b;
   args.parts_ld = geometry.parts_ld;
   // One block per tile of either operand (kSplitTile square), as many as a grid holds; each walks its share.
   constexpr int64_t kMaxBlocks = 65535;

@@ -76,8 +76,8 @@ TensorMapKey parts_a_key(const KernelProblem& problem, const float* parts, const
 }
 
 TensorMapKey parts_b_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry) {
-  return key_of(parts + 2 * problem.m * geometry.parts_ld, Dtype::kF32, true, 2 * problem.n, problem.k,
-                geometry.parts_ld, geometry.tma_box_b);
+  return key_of(parts + geometry.parts_b, Dtype::kF32, true, 2 * problem.n, problem.k, geometry.parts_ld,
+                geometry.tma_box_b);
 }
 
 TensorMap encode_tensor_map(const TensorMapKey& key) {
