@@ -24,9 +24,10 @@
 // buffers.
 //
 // Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
-// order, its producer already loading the next tile while the consumers store the last one. Split-K and
-// stream-K segments go through gemm_common.cuh's serial reduction in C, every thread of the block taking
-// part in its barriers.
+// order, its producer already loading the next tile while the consumers store the last one. Stream-K
+// segments and serial split-K slices go through gemm_common.cuh's serial reduction in C, every thread of the
+// block taking part in its barriers. Parallel split-K slices (SPLIT_PAR) leave their partial tiles in the
+// workspace for the tile's last slice to sum, the consumers meeting at a named barrier of their own.
 //
 // Clusters (CLUSTER = 2, without a K split): the two blocks of a cluster compute vertically adjacent tiles,
 // which read the same B. Each block's producer loads half of every B stage and multicasts it to both
@@ -65,7 +66,7 @@
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
     !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
-    !defined(PRODUCTS) || !defined(FOLD)
+    !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -189,6 +190,28 @@ __device__ __forceinline__ void await_turn(int team) {
 }
 __device__ __forceinline__ void pass_turn(int team) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(2 - team), "n"(2 * kTeamThreads) : "memory");
+}
+
+// Parallel split-K: the team's consumers (the producer takes no part) meet at named barrier 3, and learn
+// whether any of them saw `value`.
+constexpr int kSliceBarrier = 3;
+__device__ __forceinline__ void team_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kSliceBarrier), "n"(kTeamThreads) : "memory");
+}
+__device__ __forceinline__ bool team_any(bool value) {
+  unsigned any;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.or.pred p, %2, %3, p;\n\tselp.u32 %0, 1, 0, "
+      "p;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<unsigned>(value)), "n"(kSliceBarrier), "n"(kTeamThreads)
+      : "memory");
+  return any != 0;
+}
+
+// The block is one slice of a parallel split-K launch (each block then has one segment).
+__device__ __forceinline__ bool sums_in_workspace(const GemmArgs& args) {
+  return SPLIT_PAR && args.split_k > 1 && args.stream_blocks == 0;
 }
 
 __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
@@ -349,8 +372,10 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
         }
       }
     }
-    gf::segment_acquire(args, segment);
-    gf::segment_release(args, segment);
+    if (!sums_in_workspace(args)) {
+      gf::segment_acquire(args, segment);
+      gf::segment_release(args, segment);
+    }
   });
 }
 
@@ -435,6 +460,48 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, int m0, int n0,
   }
 }
 
+// Parallel split-K: slice `slice` of a tile stores the team's result to the tile's slot of the workspace,
+// thread by thread so the stores coalesce; the last slice of the tile to finish sums every slice's in slice
+// order, so the result does not depend on which finished last. That block reads its own slice back too: the
+// sum then needs no registers beyond the result's and the loads in flight. Returns false in every block but
+// that last one. (epilogue.cuh's sum_slices does this for templates whose whole block computes, with
+// __syncthreads.)
+__device__ __forceinline__ bool sum_slices_in_team(const GemmArgs& args, int tile, int slice,
+                                                   float (&result)[kTilesN][4]) {
+  const int thread = static_cast<int>(threadIdx.x) - kProducerThreads;
+  float4* partials = reinterpret_cast<float4*>(args.workspace) +
+                     static_cast<long long>(tile) * args.split_k * kTilesN * kTeamThreads;
+  const auto slot = [&](int s, int j) {
+    return partials + (static_cast<long long>(s) * kTilesN + j) * kTeamThreads + thread;
+  };
+#pragma unroll
+  for (int j = 0; j < kTilesN; ++j)
+    __stcg(slot(slice, j), make_float4(result[j][0], result[j][1], result[j][2], result[j][3]));
+  __threadfence();
+  team_sync();
+  bool last = false;
+  if (thread == 0) last = atomicAdd(args.semaphores + tile, 1) == args.split_k - 1;
+  if (!team_any(last)) return false;
+  __threadfence();
+  // A chunk of the tiles at a time, so that the loads in flight fit beside a 256-column tile's registers.
+  constexpr int kChunk = kTilesN < 8 ? kTilesN : 8;
+#pragma unroll
+  for (int j0 = 0; j0 < kTilesN; j0 += kChunk) {
+    for (int s = 0; s < args.split_k; ++s) {
+#pragma unroll
+      for (int j = j0; j < j0 + kChunk; ++j) {
+        const float4 part = __ldcg(slot(s, j));
+        result[j][0] = s == 0 ? part.x : result[j][0] + part.x;
+        result[j][1] = s == 0 ? part.y : result[j][1] + part.y;
+        result[j][2] = s == 0 ? part.z : result[j][2] + part.z;
+        result[j][3] = s == 0 ? part.w : result[j][3] + part.w;
+      }
+    }
+  }
+  if (thread == 0) args.semaphores[tile] = 0;  // ready for the next launch
+  return true;
+}
+
 // sums = acc (first) or sums + acc, added in FP32, rounding to nearest.
 __device__ __forceinline__ void fold(float (&sums)[kTilesN][4], const float (&acc)[kTilesN][4], bool first) {
 #pragma unroll
@@ -500,9 +567,11 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
       for (int j = 0; j < kTilesN; ++j) result[j][0] = result[j][1] = result[j][2] = result[j][3] = 0.0f;
     }
 
-    const gf::EpilogueMode mode{args.alpha, args.beta, gf::segment_acquire(args, segment)};
+    const bool parallel = sums_in_workspace(args);
+    if (parallel && !sum_slices_in_team(args, segment.tile, static_cast<int>(blockIdx.z), result)) return;
+    const gf::EpilogueMode mode{args.alpha, args.beta, !parallel && gf::segment_acquire(args, segment)};
     store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, result, staging);
-    gf::segment_release(args, segment);
+    if (!parallel) gf::segment_release(args, segment);
   });
 }
 

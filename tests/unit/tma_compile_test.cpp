@@ -168,6 +168,7 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
   EXPECT_EQ(g.k_extent, 3 * 1024);  // 1001 rounded up to stages of 32
   EXPECT_EQ(g.parts_ld, 1004);
   EXPECT_EQ(g.parts_offset, 0);
+  EXPECT_EQ(g.parts_b, 2 * 1000 * 1004);  // B's parts after A's big and small rows
   EXPECT_EQ(g.workspace_bytes, 2 * (1000 + 3000) * 1004 * 4);
   EXPECT_EQ(g.tma_box_a, (std::array<int64_t, 2>{32, 128}));  // K-major parts whatever the layout
   EXPECT_EQ(g.tma_box_b, (std::array<int64_t, 2>{32, 128}));
@@ -176,6 +177,14 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
   const LaunchGeometry s = manifest.geometry(split, tn, device);
   EXPECT_EQ(s.split_k, 3);
   EXPECT_EQ(s.k_per_split, 1024);  // a third of the products' K each
+  EXPECT_EQ(s.parts_offset, 0);    // serial slices add into C
+  // Parallel slices leave their partial tiles (BM x BN floats each) first, the parts after them.
+  split.set("SPLIT_PAR", 1);
+  ASSERT_TRUE(manifest.violations(split, &device, &tn).empty());
+  const LaunchGeometry p = manifest.geometry(split, tn, device);
+  const int64_t partials = 3 * p.tiles * 128 * 128 * 4;
+  EXPECT_EQ(p.parts_offset, (partials + 255) / 256 * 256);
+  EXPECT_EQ(p.workspace_bytes, p.parts_offset + 2 * (1000 + 3000) * 1004 * 4);
   // The split parts' maps: A's 2 m rows and B's 2 n rows of the workspace, rows parts_ld apart.
   const float* parts = reinterpret_cast<const float*>(uintptr_t{1} << 20);
   const rtc::TensorMapKey a = rtc::parts_a_key(tn, parts, g);
@@ -316,6 +325,18 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       }
     }
   }
+  // Parallel split-K, where the consumers sum the slices' partial tiles without the producer: FP32, TF32 and
+  // a 16-bit C, which can split K no other way.
+  for (const char* type : {"f32", "tf32", "bf16"}) {
+    const KernelProblem problem = typed_problem(256, 256, 8192, "nt", type);
+    for (Config seed : seeds) {
+      seed.set("SPLIT_PAR", 1), seed.set("SPLIT_K", 4), seed.set("PERSISTENT", 0);
+      if (tma().manifest.violations(seed, &device, &problem).empty()) {
+        add(seed, problem, false);
+        break;
+      }
+    }
+  }
   // Operands TMA cannot address, alone (B in nn, A in tt) or both (tn), filled by one producer warpgroup or
   // (the seeds of 128-column consumers) by two.
   for (const char* type : {"bf16", "f16>f32"}) {
@@ -368,7 +389,11 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         // fragments, C goes in pairs at most.
         const bool wide_c = spec.config.at("STAGE_C") == 1 &&
                             spec.problem.align_c * element_bytes(spec.problem.c_dtype) >= 16;
-        EXPECT_EQ(test_support::count(sass, "STG.E.128") > 0, wide_c) << what;
+        // Parallel K slices store their partial tiles in 16-byte vectors and learn at a reducing barrier
+        // whether theirs is the tile's last.
+        const bool parallel = spec.config.at("SPLIT_PAR") == 1;
+        if (!parallel) EXPECT_EQ(test_support::count(sass, "STG.E.128") > 0, wide_c) << what;
+        EXPECT_EQ(test_support::count(sass, "BAR.RED.OR") > 0, parallel) << what;
         // Clusters multicast B and meet at cluster barriers.
         const bool clustered = spec.config.at("CLUSTER") > 1;
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D.MULTICAST") > 0, clustered) << what;
