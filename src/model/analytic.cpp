@@ -32,6 +32,10 @@ constexpr double kOperandOverhead = 3.0;
 // through L2 and a fence.
 constexpr double kSliceHandoffMs = 0.002;
 constexpr double kLaunchMs = 0.003;
+// A round of blocks starting on the SMs: its first loads come from device memory before any product, and
+// its last tile's epilogue stores C with nothing to overlap: about a device-memory round trip each way. A
+// persistent block pays it once and overlaps the loads of its next tile with the store of its last.
+constexpr double kBlockStartMs = 0.002;
 // Used when a device description lacks its clock.
 constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * 1.5e6;
 
@@ -173,7 +177,11 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   }
   // Operands split into TF32 parts first: a pass of their own through device memory, and its launch.
   const double split_ms = f.split_bytes > 0 && bandwidth > 0 ? f.split_bytes / bandwidth + kLaunchMs : 0;
-  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + split_ms + kLaunchMs;
+  const int64_t launched = f.blocks > 0 ? f.blocks : e.waves.blocks;
+  e.block_start_ms =
+      static_cast<double>(ceil_div(launched, std::max<int64_t>(e.waves.slots, 1))) * kBlockStartMs;
+  e.time_ms = std::max(e.main_loop_ms + e.split_k_ms, e.dram_ms) + c_write_ms + split_ms + kLaunchMs +
+              e.block_start_ms;
   return e;
 }
 

@@ -89,6 +89,7 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.tile_n = tile_extent(derived(symbols(normalized, along_n_), tiles_));
   f.tiles = derived(actual, tiles_);
   f.split_k = geometry.split_k;
+  f.blocks = geometry.blocks();
   f.k_per_split = geometry.k_per_split;
   f.k_granule = geometry.k_granule;
   f.whole_tiles = geometry.whole_tiles;

@@ -18,6 +18,7 @@ struct Footprint {
   int64_t tile_m = 0;           ///< rows of C one block computes
   int64_t tile_n = 0;           ///< columns of C one block computes
   int64_t tiles = 0;            ///< blocks per K slice
+  int64_t blocks = 0;           ///< blocks launched: tiles x K slices, or one per SM for persistent blocks
   int64_t split_k = 1;          ///< K slices launched
   int64_t k_per_split = 0;      ///< K extent of one slice
   int64_t k_granule = 1;        ///< K depth of one main-loop iteration

@@ -18,6 +18,7 @@ enum ProblemFeature : size_t {
   kDram,       // log of the device-memory floor over the main loop, where it binds
   kDramBound,  // 1 where it binds: streaming kernels reach only part of the device bandwidth
   kShortK,     // main-loop iterations of a block, inverted: pipeline fill and epilogue weigh on short K
+  kStarts,     // log of 1 + the rounds of blocks' starts over the main loop (persistent blocks start once)
   kLayoutNt,   // the layout, nn being the reference
   kLayoutTn,
   kLayoutTt,
@@ -136,6 +137,7 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   const int64_t k_extent = f.stream_blocks > 0 ? std::min(f.k_per_split, f.stream_k) : f.k_per_split;
   x.emplace_back(base + kShortK, static_cast<double>(std::max<int64_t>(f.k_granule, 1)) /
                                      static_cast<double>(std::max<int64_t>(k_extent, 1)));
+  x.emplace_back(base + kStarts, std::log1p(loop_ms > 0 ? e.block_start_ms / loop_ms : 0));
   if (!problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutNt, 1.0);
   if (problem.a_trans && !problem.b_trans) x.emplace_back(base + kLayoutTn, 1.0);
   if (problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutTt, 1.0);
