@@ -4,8 +4,14 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "core/device_info.hpp"
 #include "gemmforge/error.hpp"
@@ -21,7 +27,41 @@ double thread_cpu_ms() {
   return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
 }
 
+// A file of its own for each timed compilation: compilations run on several threads at once.
+std::filesystem::path phase_table_path() {
+  static std::atomic<unsigned> next{0};
+  return std::filesystem::temp_directory_path() /
+         fmt::format("gemmforge-nvrtc-phases-{}-{}.csv", ::getpid(), next.fetch_add(1));
+}
+
+std::string trim(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t\r");
+  const size_t end = text.find_last_not_of(" \t\r");
+  return begin == std::string::npos ? std::string() : text.substr(begin, end - begin + 1);
+}
+
 }  // namespace
+
+PhaseTimes parse_phase_times(const std::string& table) {
+  PhaseTimes phases;
+  std::istringstream lines(table);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(trim(cell));
+    if (fields.size() != 4 || fields[3] != "ms") continue;
+    try {
+      size_t used = 0;
+      const double ms = std::stod(fields[2], &used);
+      if (used == fields[2].size()) phases.emplace_back(fields[1], ms);
+    } catch (const std::exception&) {
+      // the header row, or a row NVRTC may add in another form
+    }
+  }
+  return phases;
+}
 
 std::string nvrtc_version() {
   int major = 0;
@@ -84,6 +124,9 @@ const std::vector<char>& CompileResult::cubin_or_throw() const {
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
   result.options = request.options();
+  const std::filesystem::path phase_table =
+      request.time_phases ? phase_table_path() : std::filesystem::path();
+  if (request.time_phases) result.options.push_back("-time=" + phase_table.string());
   std::vector<std::pair<std::string, std::string>> headers(request.headers.begin(), request.headers.end());
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start_ms = thread_cpu_ms();
@@ -101,6 +144,12 @@ CompileResult compile(const CompileRequest& request) {
   result.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   result.cpu_ms = thread_cpu_ms() - cpu_start_ms;
+  if (request.time_phases) {
+    std::ifstream in(phase_table);
+    result.phases = parse_phase_times(std::string(std::istreambuf_iterator<char>(in), {}));
+    std::error_code ignored;
+    std::filesystem::remove(phase_table, ignored);
+  }
   return result;
 }
 

@@ -28,6 +28,14 @@ struct ResourceUsage {
 /// Reads ptxas' verbose report ("Used 128 registers, ... 0 bytes spill stores ...") for one entry.
 ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kernel);
 
+/// Where one compilation's time went, as NVRTC's -time table reports it, in its order: the C++ front end,
+/// the NVVM optimizer, PTX translation (ptxas), ...
+using PhaseTimes = std::vector<std::pair<std::string, double>>;
+
+/// Reads NVRTC's -time table ("File name, phase name, metric, unit" and rows such as
+/// "gemm_tma.cu, NVVM Optimizer, 1516, ms"); rows in other units or unreadable are skipped.
+PhaseTimes parse_phase_times(const std::string& table);
+
 struct CompileRequest {
   std::string source;
   std::string source_name;  ///< shown in diagnostics, e.g. "sgemm_simt.cu"
@@ -35,7 +43,8 @@ struct CompileRequest {
   std::string arch;  ///< "sm_90", "sm_90a", ...
   std::vector<std::pair<std::string, int64_t>> defines;
   std::vector<std::string> extra_options;
-  std::string kernel;  ///< entry whose resource usage is read
+  std::string kernel;        ///< entry whose resource usage is read
+  bool time_phases = false;  ///< have NVRTC time its phases (CompileResult::phases), through a temporary file
 
   /// The exact NVRTC option list.
   std::vector<std::string> options() const;
@@ -50,6 +59,7 @@ struct CompileResult {
   double compile_ms = 0;  ///< wall time of the compilation
   double cpu_ms = 0;      ///< CPU time the compiling thread spent in it: below compile_ms when it waited
   std::string error;      ///< one line when !ok, e.g. "NVRTC_ERROR_COMPILATION: 2 errors"
+  PhaseTimes phases;      ///< with CompileRequest::time_phases
 
   /// The cubin, or an NvrtcError with the log and options.
   const std::vector<char>& cubin_or_throw() const;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -149,6 +150,41 @@ TEST(Nvrtc, ACompileErrorIsAValueWithItsLogAndOptions) {
   } catch (const NvrtcError& e) {
     EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
   }
+}
+
+// Where a compilation's time goes: NVRTC's -time table, read back per phase (a seed of sgemm_simt spends
+// most of it in the NVVM optimizer and ptxas, little in the C++ front end), and its temporary file removed.
+TEST(Nvrtc, PhaseTimesComeFromNvrtcsOwnTable) {
+  const PhaseTimes parsed = parse_phase_times(
+      "File name, phase name, metric, unit\n"
+      "gemm_tma.cu, CUDA C++ Frontend, 35, ms\n"
+      "gemm_tma.cu, NVVM Optimizer, 1516, ms\n"
+      "gemm_tma.cu, PTX Translation, 1369.5, ms\n"
+      "gemm_tma.cu, Peak memory, 12, MB\n"
+      "garbage line\n");
+  ASSERT_EQ(parsed.size(), 3u);
+  EXPECT_EQ(parsed[0], (std::pair<std::string, double>{"CUDA C++ Frontend", 35}));
+  EXPECT_EQ(parsed[2], (std::pair<std::string, double>{"PTX Translation", 1369.5}));
+
+  const KernelTemplate& simt = TemplateLibrary::instance().get("sgemm_simt");
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const KernelSpec spec = make_spec(simt, simt.manifest.seeds().front(),
+                                    tuner::testing::problem(1024, 1024, 1024), "sm_90", &device);
+  CompileRequest request = spec.request(TemplateLibrary::instance());
+  request.time_phases = true;
+  const CompileResult r = compile(request);
+  ASSERT_TRUE(r.ok) << r.log;
+  ASSERT_GE(r.phases.size(), 3u);
+  double total = 0;
+  for (const auto& [name, ms] : r.phases) total += ms;
+  EXPECT_GT(total, 0);
+  EXPECT_LE(total, r.compile_ms + 1);  // NVRTC rounds each phase to a millisecond
+  const auto table = std::find_if(r.options.begin(), r.options.end(),
+                                  [](const std::string& option) { return option.rfind("-time=", 0) == 0; });
+  ASSERT_NE(table, r.options.end());
+  EXPECT_FALSE(std::filesystem::exists(table->substr(6)));
+  // Without the request, no table and no option.
+  EXPECT_TRUE(compile(spec.request(TemplateLibrary::instance())).phases.empty());
 }
 
 TEST(Nvrtc, ARequestForATemplateOnTooOldAnArchitectureIsRefused) {

@@ -39,10 +39,38 @@ struct CompileOptions {
   bool json = false;
 };
 
+// NVRTC's phases and their times, in NVRTC's order, summed over compilations.
+std::string describe_phases(const rtc::PhaseTimes& phases) {
+  double total = 0;
+  for (const auto& [name, ms] : phases) total += ms;
+  std::vector<std::string> parts;
+  for (const auto& [name, ms] : phases)
+    parts.push_back(fmt::format("{} {:.0f} ms ({:.1f}%)", name, ms, total > 0 ? 100 * ms / total : 0.0));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+nlohmann::json phases_json(const rtc::PhaseTimes& phases) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, ms] : phases) out.push_back({{"phase", name}, {"ms", ms}});
+  return out;
+}
+
+void add_phases(rtc::PhaseTimes& sum, const rtc::PhaseTimes& more) {
+  for (const auto& [name, ms] : more) {
+    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& phase) { return phase.first == name; });
+    if (it == sum.end()) {
+      sum.emplace_back(name, ms);
+    } else {
+      it->second += ms;
+    }
+  }
+}
+
 // Compiles `sample` random configs of the problem's space through the tuner's compile pool and reports
-// the compile time per kernel and the throughput: what tuning pays before it can measure anything.
-// Configs that differ only in launch parameters share one kernel, compiled once. Without --threads, on
-// one thread and then on one thread per core.
+// the compile time per kernel, where NVRTC spends it (its front end, the NVVM optimizer, ptxas) and the
+// throughput: what tuning pays before it can measure anything. Configs that differ only in launch
+// parameters share one kernel, compiled once. Without --threads, on one thread and then on one thread per
+// core.
 int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, const KernelProblem& problem) {
   // Where the CUDA driver is installed, NVRTC keeps what it compiled in the driver's on-disk cache and
   // answers a program it has seen in a few milliseconds: the sample would time the cache, not the compiler.
@@ -57,7 +85,9 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
   for (int i = 0; i < o.sample; ++i) {
     const Config config = space.config(rng() % space.size());
     const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
-    requests.emplace_back(spec.cubin_key(library), spec.request(library));
+    rtc::CompileRequest request = spec.request(library);
+    request.time_phases = true;
+    requests.emplace_back(spec.cubin_key(library), std::move(request));
   }
   std::vector<unsigned> thread_counts = {o.threads};
   if (o.threads == 0) {
@@ -80,9 +110,11 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
     double cpu_ms = 0;
     failed = 0;
     std::set<const rtc::CompileResult*> seen;
+    rtc::PhaseTimes phases;
     for (const rtc::CompileService::Ticket& ticket : tickets) {
       const rtc::CompileResult& r = rtc::CompileService::result(ticket);
       if (!seen.insert(&r).second) continue;
+      add_phases(phases, r.phases);
       times.push_back(r.compile_ms);
       cpu_ms += r.cpu_ms;
       failed += r.ok ? 0 : 1;
@@ -95,6 +127,7 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
                     {"max_ms", times.back()},
                     {"mean_cpu_ms", cpu_ms / times.size()},
                     {"kernels_per_s", times.size() / wall_s},
+                    {"phases", phases_json(phases)},
                     {"failed", failed}});
     if (o.json) continue;
     fmt::print(
@@ -103,6 +136,7 @@ int run_compile_sample(const CompileOptions& o, const KernelTemplate& tmpl, cons
         requests.size(), tmpl.manifest.name(), o.arch, problem.to_string(), times.size(), threads,
         times[times.size() / 2], times.front(), times.back(), cpu_ms / times.size(), times.size() / wall_s,
         failed);
+    if (!phases.empty()) fmt::print("  NVRTC's time by phase, all kernels: {}\n", describe_phases(phases));
   }
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"template", tmpl.manifest.name()},
@@ -140,7 +174,9 @@ int run_compile(const CompileOptions& o) {
   if (o.sample > 0) return run_compile_sample(o, tmpl, problem);
   const DeviceInfo device = DeviceInfo::nominal(o.arch);
   const rtc::KernelSpec spec = rtc::make_spec(tmpl, config, problem, o.arch, &device);
-  const rtc::CompileResult result = rtc::compile(spec.request(library));
+  rtc::CompileRequest request = spec.request(library);
+  request.time_phases = true;
+  const rtc::CompileResult result = rtc::compile(request);
   if ((o.log && !o.json) || !result.ok) fmt::print(stderr, "{}\n", result.log);
   if (!result.ok) {
     fmt::print(stderr, "options: {}\n", fmt::join(result.options, " "));
@@ -159,6 +195,7 @@ int run_compile(const CompileOptions& o) {
                           {"problem", problem.to_string()},
                           {"cubin_bytes", result.cubin.size()},
                           {"compile_ms", result.compile_ms},
+                          {"phases", phases_json(result.phases)},
                           {"registers", result.usage.registers},
                           {"spill_store_bytes", result.usage.spill_store_bytes},
                           {"spill_load_bytes", result.usage.spill_load_bytes},
@@ -182,6 +219,7 @@ int run_compile(const CompileOptions& o) {
   }
   fmt::print("{} {} for {} ({})\n", tmpl.manifest.name(), spec.config.key(), o.arch, problem.to_string());
   fmt::print("  cubin           {} bytes, compiled in {:.0f} ms\n", result.cubin.size(), result.compile_ms);
+  if (!result.phases.empty()) fmt::print("  NVRTC phases    {}\n", describe_phases(result.phases));
   fmt::print("  registers       {} per thread\n", result.usage.registers);
   fmt::print("  spills          {} bytes stored, {} bytes loaded; stack {} bytes\n",
              result.usage.spill_store_bytes, result.usage.spill_load_bytes, result.usage.stack_bytes);
