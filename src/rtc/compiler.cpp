@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -27,11 +28,14 @@ double thread_cpu_ms() {
   return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
 }
 
-// A file of its own for each timed compilation: compilations run on several threads at once.
-std::filesystem::path phase_table_path() {
+// A file of its own for each timed compilation (they run on several threads at once), or none where
+// there is no temporary directory: timing is a report, never a reason for a compilation to fail.
+std::optional<std::filesystem::path> phase_table_path() {
   static std::atomic<unsigned> next{0};
-  return std::filesystem::temp_directory_path() /
-         fmt::format("gemmforge-nvrtc-phases-{}-{}.csv", ::getpid(), next.fetch_add(1));
+  std::error_code error;
+  const std::filesystem::path directory = std::filesystem::temp_directory_path(error);
+  if (error) return std::nullopt;
+  return directory / fmt::format("gemmforge-nvrtc-phases-{}-{}.csv", ::getpid(), next.fetch_add(1));
 }
 
 std::string trim(const std::string& text) {
@@ -121,17 +125,19 @@ const std::vector<char>& CompileResult::cubin_or_throw() const {
   return cubin;
 }
 
-CompileResult compile(const CompileRequest& request) {
+namespace {
+
+// One compilation, its phases timed into `phase_table` where one is given.
+CompileResult compile_once(const CompileRequest& request, const std::filesystem::path* phase_table,
+                           nvrtcResult& status) {
   CompileResult result;
   result.options = request.options();
-  const std::filesystem::path phase_table =
-      request.time_phases ? phase_table_path() : std::filesystem::path();
-  if (request.time_phases) result.options.push_back("-time=" + phase_table.string());
+  if (phase_table != nullptr) result.options.push_back("-time=" + phase_table->string());
   std::vector<std::pair<std::string, std::string>> headers(request.headers.begin(), request.headers.end());
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start_ms = thread_cpu_ms();
   NvrtcProgram program(request.source, request.source_name, headers);
-  const nvrtcResult status = program.compile(result.options);
+  status = program.compile(result.options);
   result.log = program.log();
   if (status == NVRTC_SUCCESS) {
     result.cubin = program.cubin();
@@ -144,13 +150,26 @@ CompileResult compile(const CompileRequest& request) {
   result.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   result.cpu_ms = thread_cpu_ms() - cpu_start_ms;
-  if (request.time_phases) {
-    std::ifstream in(phase_table);
+  if (phase_table != nullptr) {
+    std::ifstream in(*phase_table);
     result.phases = parse_phase_times(std::string(std::istreambuf_iterator<char>(in), {}));
     std::error_code ignored;
-    std::filesystem::remove(phase_table, ignored);
+    std::filesystem::remove(*phase_table, ignored);
   }
   return result;
+}
+
+}  // namespace
+
+CompileResult compile(const CompileRequest& request) {
+  nvrtcResult status = NVRTC_SUCCESS;
+  if (request.time_phases) {
+    if (const std::optional<std::filesystem::path> table = phase_table_path()) {
+      CompileResult timed = compile_once(request, &*table, status);
+      if (status != NVRTC_ERROR_TIME_FILE_WRITE_FAILED) return timed;
+    }
+  }
+  return compile_once(request, nullptr, status);
 }
 
 }  // namespace gemmforge::rtc

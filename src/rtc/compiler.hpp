@@ -44,7 +44,8 @@ struct CompileRequest {
   std::vector<std::pair<std::string, int64_t>> defines;
   std::vector<std::string> extra_options;
   std::string kernel;        ///< entry whose resource usage is read
-  bool time_phases = false;  ///< have NVRTC time its phases (CompileResult::phases), through a temporary file
+  bool time_phases = false;  ///< have NVRTC time its phases (CompileResult::phases) through a temporary file;
+                             ///< untimed, and compiled all the same, where no such file can be written
 
   /// The exact NVRTC option list.
   std::vector<std::string> options() const;

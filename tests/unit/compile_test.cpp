@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -185,6 +186,18 @@ TEST(Nvrtc, PhaseTimesComeFromNvrtcsOwnTable) {
   EXPECT_FALSE(std::filesystem::exists(table->substr(6)));
   // Without the request, no table and no option.
   EXPECT_TRUE(compile(spec.request(TemplateLibrary::instance())).phases.empty());
+  // Where no table can be written, the kernel compiles untimed.
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  ::setenv("TMPDIR", "/nonexistent/gemmforge-test", 1);
+  const CompileResult untimed = compile(request);
+  if (old_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_TRUE(untimed.ok) << untimed.log;
+  EXPECT_TRUE(untimed.phases.empty());
 }
 
 TEST(Nvrtc, ARequestForATemplateOnTooOldAnArchitectureIsRefused) {
