@@ -199,6 +199,31 @@ TEST(CandidateTable, AWarpSpecializedBlockHoldsOneShareOfTheRegisterFilePerThrea
   EXPECT_TRUE(std::isfinite(e.time_ms));
 }
 
+TEST(CandidateTable, OneTileBlocksStartRoundAfterRoundWhilePersistentBlocksStartOnce) {
+  // gemm_tma's FP32 seed on 16384 x 2048 with K = 32: 2048 tiles of 128 x 128, one block per SM (its
+  // stages fill the shared memory). One block per tile starts 16 rounds of blocks over the 132 SMs, each
+  // filling its pipeline from device memory and storing its tile with nothing to overlap; persistent
+  // blocks start once and walk the tiles.
+  KernelProblem p = testing::problem(16384, 2048, 32);
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  Config persistent;
+  for (const Config& seed : tma.manifest.seeds())
+    if (seed.at("FOLD") > 0 && seed.at("CLUSTER") == 1) persistent = tma.manifest.normalize(seed);
+  ASSERT_EQ(persistent.at("PERSISTENT"), 1);
+  Config one_tile = persistent;
+  one_tile.set("PERSISTENT", 0);
+  const model::FootprintReader reader(tma.manifest, kH100, p);
+  const Footprint walking = reader.read(persistent);
+  const Footprint single = reader.read(one_tile);
+  EXPECT_EQ(walking.blocks, kH100.sm_count);
+  EXPECT_EQ(single.blocks, 2048);
+  const Estimate w = estimate(kH100, p, walking, walking.est_regs);
+  const Estimate s = estimate(kH100, p, single, single.est_regs);
+  ASSERT_EQ(s.occupancy.blocks_per_sm, 1);
+  EXPECT_DOUBLE_EQ(s.block_start_ms, 16 * w.block_start_ms);
+  EXPECT_GT(s.time_ms, w.time_ms + 14 * w.block_start_ms);
+}
+
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
   // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
   const KernelProblem p = testing::problem(40, 1000, 4096);
