@@ -111,9 +111,9 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.beta = call.beta;
   args.semaphores = buffers.semaphores;
   args.workspace = buffers.workspace;
-  // Templates that load by TMA take the operands' tensor maps as a second argument.
   // A template that sums TF32 products of split operands reads them from the workspace.
   const float* parts = geometry.splits_operands() ? split_operands(call, geometry, buffers, stream) : nullptr;
+  // Templates that load by TMA take the tensor maps of the operands (or of their parts) as a second argument.
   TensorMaps maps{};
   if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry, parts);
   void* params[] = {&args, &maps};
