@@ -9,11 +9,13 @@
 // back once its wgmmas have retired, so the tensor cores always have the next stage queued. The producer
 // gives its registers to the consumers (setmaxnreg).
 //
-// An operand TMA cannot address (TMA_A / TMA_B = 0: its start or rows not 16-byte aligned, which an odd
-// leading dimension makes them) is copied by the producer warpgroups instead (PRODUCERS: one or two), by
-// realigned 16-byte loads through registers into the same swizzled layout; the producers keep more
-// registers for them. With two, each fills one operand where both need it, or both share the one. The
-// stage's `full` barrier then waits for every producer thread's arrival as well as TMA's bytes.
+// An operand TMA cannot address (its start or rows not 16-byte aligned, which an odd leading dimension
+// makes them) is either copied first into the workspace with aligned rows by gemm_tma_realign (COPY_A /
+// COPY_B, chosen by REALIGN), which TMA then reads like any operand, or (TMA_A / TMA_B = 0) copied by the
+// producer warpgroups instead (PRODUCERS: one or two), by realigned 16-byte loads through registers into
+// the same swizzled layout; the producers keep more registers for them. With two, each fills one operand
+// where both need it, or both share the one. The stage's `full` barrier then waits for every producer
+// thread's arrival as well as TMA's bytes.
 //
 // Operands lie in shared memory as they lie in global memory: K-major when K-contiguous, otherwise M- or
 // N-major in boxes of 128 bytes, which 16-bit wgmma reads transposed (wgmma_major.cuh). wgmma reads TF32
@@ -56,6 +58,7 @@
 // FOLD stages are summed into fresh accumulators that FP32 adds, rounding to nearest, into the tile's sums.
 //
 // Parameters come from gemm_tma.json.
+#include "operand_realign.cuh"
 #include "staged_store.cuh"
 #include "swizzled_fill.cuh"
 #include "tf32_split.cuh"
@@ -66,7 +69,7 @@
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
     !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
-    !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR)
+    !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR) || !defined(COPY_A) || !defined(COPY_B)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -640,5 +643,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 extern "C" __global__ void __launch_bounds__(kSplitThreads)
     gemm_tma_split(const __grid_constant__ SplitArgs args) {
   gf::split_operands(args);
+}
+#endif
+
+#if COPY_A || COPY_B
+// Copies of the operands TMA cannot address in place, with 16-byte-aligned rows, written before the main
+// kernel runs (operand_realign.cuh).
+extern "C" __global__ void __launch_bounds__(kRealignThreads)
+    gemm_tma_realign(const __grid_constant__ RealignArgs args) {
+  gf::realign_operands(args);
 }
 #endif

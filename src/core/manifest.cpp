@@ -199,6 +199,8 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.partial_tile_floats = launch_expr("partial_tile_floats", "0");
     m.launch_.stream_waves = launch_expr("stream_waves", "0");
     m.launch_.k_products = launch_expr("k_products", "1");
+    m.launch_.copy_a = launch_expr("copy_a", "0");
+    m.launch_.copy_b = launch_expr("copy_b", "0");
     m.launch_.wave = launch_expr("wave", "device.sm_count");
     // How K slices are summed: the same for every config ("split_reduction"), or chosen by one
     // ("parallel_split", an expression: nonzero for the parallel reduction).
@@ -459,15 +461,40 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
   g.semaphores = g.split_k > 1 ? g.tiles : 0;
   if (g.split_k > 1 && launch_.parallel_split.evaluate(symbols.data()) != 0) {
-    g.workspace_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
+    g.partial_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
   }
+  g.workspace_bytes = g.partial_bytes;
+  // Operands written into the workspace for TMA follow the partial tiles, each on a 256-byte boundary, in
+  // rows of whole 16-byte vectors.
+  const auto next_offset = [&] { return (g.workspace_bytes + 255) / 256 * 256; };
   if (g.splits_operands()) {
-    // Rows of whole 16-byte vectors, as TMA needs them, after the partial tiles on a 256-byte boundary.
     g.parts_ld = (std::max<int64_t>(problem.k, 1) + 3) / 4 * 4;
-    g.parts_offset = (g.workspace_bytes + 255) / 256 * 256;
+    g.parts_offset = next_offset();
     g.parts_b = 2 * problem.m * g.parts_ld;
     g.workspace_bytes = g.parts_offset + 2 * (problem.m + problem.n) * g.parts_ld * 4;
   }
+  const bool copy_a = launch_.copy_a.evaluate(symbols.data()) != 0;
+  const bool copy_b = launch_.copy_b.evaluate(symbols.data()) != 0;
+  if ((copy_a || copy_b) && g.splits_operands()) {
+    throw InvalidArgumentError(fmt::format(
+        "{}: a config copies operands it also splits into parts: launch.copy_a and copy_b must be "
+        "0 where k_products is 3",
+        origin_));
+  }
+  const int64_t bytes = dtype_facts(problem.dtype).bytes;
+  const int64_t per_vector = 16 / bytes;
+  const auto copy = [&](bool wanted, int64_t rows, int64_t cols, int64_t& ld, int64_t& offset) {
+    if (!wanted) return;
+    ld = (std::max<int64_t>(cols, 1) + per_vector - 1) / per_vector * per_vector;
+    offset = next_offset();
+    g.workspace_bytes = offset + rows * ld * bytes;
+    g.copy_bytes += rows * ld * bytes;
+  };
+  // Each operand as it lies: A is m x k (k x m when transposed), B is k x n (n x k).
+  copy(copy_a, problem.a_trans ? problem.k : problem.m, problem.a_trans ? problem.m : problem.k, g.copy_ld_a,
+       g.copy_offset_a);
+  copy(copy_b, problem.b_trans ? problem.n : problem.k, problem.b_trans ? problem.k : problem.n, g.copy_ld_b,
+       g.copy_offset_b);
 
   // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
   // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.

@@ -54,17 +54,18 @@ struct Constraint {
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
-  int64_t tiles = 0;              ///< output tiles
-  int64_t split_k = 1;            ///< K slices actually used: grid.z
-  int64_t k_per_split = 0;        ///< K extent of each slice, a multiple of the template's K granule
-  int64_t k_granule = 1;          ///< K depth of one main-loop iteration
-  int64_t whole_tiles = 0;        ///< stream-K: tiles computed whole, one per block, before the stream blocks
-  int64_t stream_blocks = 0;      ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
-  int64_t threads = 0;            ///< threads per block
-  int64_t smem_bytes = 0;         ///< dynamic shared memory per block
-  int64_t raster_group = 1;       ///< tile rows grouped together for L2 reuse
-  int64_t semaphores = 0;         ///< ints that must be zero when the kernel starts (it leaves them zero)
-  int64_t workspace_bytes = 0;    ///< scratch: partial tiles of a parallel split-K reduction, split operands
+  int64_t tiles = 0;          ///< output tiles
+  int64_t split_k = 1;        ///< K slices actually used: grid.z
+  int64_t k_per_split = 0;    ///< K extent of each slice, a multiple of the template's K granule
+  int64_t k_granule = 1;      ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;    ///< stream-K: tiles computed whole, one per block, before the stream blocks
+  int64_t stream_blocks = 0;  ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t threads = 0;        ///< threads per block
+  int64_t smem_bytes = 0;     ///< dynamic shared memory per block
+  int64_t raster_group = 1;   ///< tile rows grouped together for L2 reuse
+  int64_t semaphores = 0;     ///< ints that must be zero when the kernel starts (it leaves them zero)
+  int64_t workspace_bytes =
+      0;  ///< scratch: partial tiles of a parallel split-K reduction, operands' parts or copies
   int64_t persistent_blocks = 0;  ///< nonzero: at most this many blocks walk the tiles in turn
   /// Thread block clusters: blocks per cluster along x, and the work units the clusters share out (each a
   /// cluster's worth of tiles); 1: no clusters.
@@ -85,14 +86,26 @@ struct LaunchGeometry {
   int64_t parts_ld = 0;
   int64_t parts_offset = 0;
   int64_t parts_b = 0;  ///< floats from A's parts to B's: A's 2 m rows
+  /// Operands TMA cannot read in place (their start or rows not 16-byte aligned) are copied first by a
+  /// kernel of the template's own (`<kernel>_realign`) into the workspace as they lie, their rows
+  /// `copy_ld_a` (B: `copy_ld_b`) elements apart, a multiple of 16 bytes, from byte `copy_offset_a`
+  /// (`copy_offset_b`) on. An ld of 0: the operand is read in place.
+  int64_t copy_ld_a = 0;
+  int64_t copy_offset_a = 0;
+  int64_t copy_ld_b = 0;
+  int64_t copy_offset_b = 0;
+  int64_t copy_bytes = 0;  ///< bytes of the copies
+  /// Workspace bytes of the parallel split-K reduction's partial tiles, which come first.
+  int64_t partial_bytes = 0;
 
   bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
   bool splits_operands() const { return k_products > 1; }
-  /// Workspace bytes of the parallel split-K reduction's partial tiles (those before the split parts).
-  int64_t partial_tile_bytes() const { return splits_operands() ? parts_offset : workspace_bytes; }
-  /// Bytes the operand split moves through device memory: it reads A and B and writes their two parts.
-  int64_t split_operand_bytes() const {
-    return splits_operands() ? (workspace_bytes - parts_offset) * 3 / 2 : 0;
+  bool copies_operands() const { return copy_ld_a > 0 || copy_ld_b > 0; }
+  /// Bytes that the pass over the operands before the main kernel moves through device memory: the split
+  /// reads A and B and writes their two parts; the copies read what they write.
+  int64_t operand_pass_bytes() const {
+    if (splits_operands()) return (workspace_bytes - parts_offset) * 3 / 2;
+    return 2 * copy_bytes;
   }
   /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
   int64_t grid_x() const {
@@ -197,9 +210,10 @@ class Manifest {
 
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;
-    BoundExpression stream_waves;  // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
-    BoundExpression k_products;    // 3: operands split into TF32 parts first (LaunchGeometry::k_products)
-    BoundExpression wave;          // blocks the device runs at once
+    BoundExpression stream_waves;    // 0: no stream-K; w: the tiles past the last full wave and w - 1 more
+    BoundExpression k_products;      // 3: operands split into TF32 parts first (LaunchGeometry::k_products)
+    BoundExpression copy_a, copy_b;  // nonzero: the operand is copied with aligned rows first (copy_ld_a)
+    BoundExpression wave;            // blocks the device runs at once
     // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
     BoundExpression parallel_split;
     BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/dtype.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::model {
@@ -99,8 +100,13 @@ Footprint FootprintReader::read(const Config& normalized) const {
         (f.tiles - f.whole_tiles) * ((geometry.k_extent + geometry.k_granule - 1) / geometry.k_granule);
     f.stream_k = (iterations + f.stream_blocks - 1) / f.stream_blocks * geometry.k_granule;
   }
-  f.parallel_split = geometry.partial_tile_bytes() > 0;
-  f.split_bytes = geometry.split_operand_bytes();
+  f.parallel_split = geometry.partial_bytes > 0;
+  f.operand_pass_bytes = geometry.operand_pass_bytes();
+  if (geometry.uses_tensor_maps()) {
+    const int64_t filled_rows =
+        (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);
+    f.thread_filled_bytes_per_k = filled_rows * element_bytes(problem_.dtype);
+  }
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);
   f.est_regs = derived(actual, regs_);

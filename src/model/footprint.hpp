@@ -15,23 +15,26 @@ namespace gemmforge::model {
 
 /// Launch shape and resources of one config for one problem.
 struct Footprint {
-  int64_t tile_m = 0;           ///< rows of C one block computes
-  int64_t tile_n = 0;           ///< columns of C one block computes
-  int64_t tiles = 0;            ///< blocks per K slice
-  int64_t blocks = 0;           ///< blocks launched: tiles x K slices, or one per SM for persistent blocks
-  int64_t split_k = 1;          ///< K slices launched
-  int64_t k_per_split = 0;      ///< K extent of one slice
-  int64_t k_granule = 1;        ///< K depth of one main-loop iteration
-  int64_t whole_tiles = 0;      ///< stream-K: tiles computed whole before the stream blocks run
-  int64_t stream_blocks = 0;    ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
-  int64_t stream_k = 0;         ///< stream-K: K extent one stream block sums
-  bool parallel_split = false;  ///< slices leave partial tiles in a workspace for the last one to sum,
-                                ///< rather than adding into C one after the other
-  int64_t split_bytes = 0;      ///< device memory the operand split moves before the main kernel (0: none)
-  int64_t threads = 0;          ///< threads per block
-  int64_t smem_bytes = 0;       ///< dynamic shared memory per block
-  int64_t est_regs = 0;  ///< registers per thread as the manifest estimates them before compiling, at most
-                         ///< one block's share of the register file where warpgroups trade registers
+  int64_t tile_m = 0;              ///< rows of C one block computes
+  int64_t tile_n = 0;              ///< columns of C one block computes
+  int64_t tiles = 0;               ///< blocks per K slice
+  int64_t blocks = 0;              ///< blocks launched: tiles x K slices, or one per SM for persistent blocks
+  int64_t split_k = 1;             ///< K slices launched
+  int64_t k_per_split = 0;         ///< K extent of one slice
+  int64_t k_granule = 1;           ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;         ///< stream-K: tiles computed whole before the stream blocks run
+  int64_t stream_blocks = 0;       ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t stream_k = 0;            ///< stream-K: K extent one stream block sums
+  bool parallel_split = false;     ///< slices leave partial tiles in a workspace for the last one to sum,
+                                   ///< rather than adding into C one after the other
+  int64_t operand_pass_bytes = 0;  ///< device memory the operand split or copies move before the main kernel
+  /// Bytes per unit of K of a block's operand tiles that its threads copy through registers in a kernel
+  /// that loads the others by TMA (operands whose rows TMA cannot address).
+  int64_t thread_filled_bytes_per_k = 0;
+  int64_t threads = 0;     ///< threads per block
+  int64_t smem_bytes = 0;  ///< dynamic shared memory per block
+  int64_t est_regs = 0;    ///< registers per thread as the manifest estimates them before compiling, at most
+                           ///< one block's share of the register file where warpgroups trade registers
 };
 
 /// Reads footprints of one template's configs for one problem on one device. Throws InvalidArgumentError

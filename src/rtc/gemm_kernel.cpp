@@ -5,9 +5,11 @@
 
 #include <algorithm>
 
+#include "core/dtype.hpp"
 #include "cuda/check.hpp"
 #include "gemm_args.cuh"
 #include "gemmforge/error.hpp"
+#include "realign_args.cuh"
 #include "split_args.cuh"
 
 namespace gemmforge::rtc {
@@ -52,10 +54,25 @@ void LaunchScratch::reset(cudaStream_t stream) {
   if (semaphores_.bytes() > 0) semaphores_.zero(stream);
 }
 
-const float* GemmKernel::split_operands(const KernelCall& call, const LaunchGeometry& geometry,
-                                        const LaunchBuffers& buffers, cudaStream_t stream) const {
-  std::call_once(split_found_,
-                 [&] { split_kernel_ = module_.kernel(template_->manifest.kernel_name() + "_split"); });
+const cuda::Kernel& GemmKernel::companion(Companion& slot, const char* suffix) const {
+  std::call_once(slot.found,
+                 [&] { slot.kernel = module_.kernel(template_->manifest.kernel_name() + suffix); });
+  return slot.kernel;
+}
+
+namespace {
+
+// Grids of the passes over the operands: one block per unit of work, as many as a grid's x holds; each
+// block walks its share.
+dim3 pass_grid(int64_t units) {
+  constexpr int64_t kMaxBlocks = 65535;
+  return dim3(static_cast<unsigned>(std::min(units, kMaxBlocks)));
+}
+
+}  // namespace
+
+void GemmKernel::split_operands(const KernelCall& call, const LaunchGeometry& geometry,
+                                const LaunchBuffers& buffers, cudaStream_t stream) const {
   float* parts = reinterpret_cast<float*>(reinterpret_cast<char*>(buffers.workspace) + geometry.parts_offset);
   const KernelProblem& p = call.problem;
   SplitArgs args{};
@@ -71,16 +88,43 @@ const float* GemmKernel::split_operands(const KernelCall& call, const LaunchGeom
   args.a_parts = parts;
   args.b_parts = parts + geometry.parts_b;
   args.parts_ld = geometry.parts_ld;
-  // One block per tile of either operand (kSplitTile square), as many as a grid holds; each walks its share.
-  constexpr int64_t kMaxBlocks = 65535;
+  // A unit is a tile of either operand, kSplitTile square.
   const int64_t tiles = ((p.m + kSplitTile - 1) / kSplitTile + (p.n + kSplitTile - 1) / kSplitTile) *
                         ((p.k + kSplitTile - 1) / kSplitTile);
   void* params[] = {&args};
-  if (tiles > 0) {
-    split_kernel_.launch(dim3(static_cast<unsigned>(std::min(tiles, kMaxBlocks))), dim3(kSplitThreads), 0,
-                         stream, params);
+  if (tiles > 0) companion(split_, "_split").launch(pass_grid(tiles), dim3(kSplitThreads), 0, stream, params);
+}
+
+void GemmKernel::copy_operands(const KernelCall& call, const LaunchGeometry& geometry,
+                               const LaunchBuffers& buffers, cudaStream_t stream) const {
+  const KernelProblem& p = call.problem;
+  const int64_t units = dtype_facts(p.dtype).bytes / 2;  // 16-bit units per element
+  char* workspace = reinterpret_cast<char*>(buffers.workspace);
+  // Each operand as it lies: A is m x k (k x m when transposed), B is k x n (n x k).
+  const auto operand = [&](const void* src, int64_t ld, int64_t copy_ld, int64_t offset, int64_t rows,
+                           int64_t cols) {
+    RealignOperand op{};
+    if (copy_ld == 0) return op;
+    op.src = static_cast<const unsigned short*>(src);
+    op.dst = reinterpret_cast<unsigned short*>(workspace + offset);
+    op.ld = ld * units;
+    op.dst_ld = copy_ld * units;
+    op.rows = rows;
+    op.cols = cols * units;
+    return op;
+  };
+  RealignArgs args{};
+  args.a = operand(call.a, call.lda, geometry.copy_ld_a, geometry.copy_offset_a, p.a_trans ? p.k : p.m,
+                   p.a_trans ? p.m : p.k);
+  args.b = operand(call.b, call.ldb, geometry.copy_ld_b, geometry.copy_offset_b, p.b_trans ? p.n : p.k,
+                   p.b_trans ? p.k : p.n);
+  // A unit is a block's worth of 16-byte chunks.
+  const int64_t chunks = args.a.rows * (args.a.dst_ld / 8) + args.b.rows * (args.b.dst_ld / 8);
+  const int64_t blocks = (chunks + kRealignThreads - 1) / kRealignThreads;
+  void* params[] = {&args};
+  if (blocks > 0) {
+    companion(realign_, "_realign").launch(pass_grid(blocks), dim3(kRealignThreads), 0, stream, params);
   }
-  return parts;
 }
 
 void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
@@ -111,11 +155,14 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.beta = call.beta;
   args.semaphores = buffers.semaphores;
   args.workspace = buffers.workspace;
-  // A template that sums TF32 products of split operands reads them from the workspace.
-  const float* parts = geometry.splits_operands() ? split_operands(call, geometry, buffers, stream) : nullptr;
-  // Templates that load by TMA take the tensor maps of the operands (or of their parts) as a second argument.
+  // A template that sums TF32 products of split operands, or reads aligned copies of operands TMA cannot
+  // address in place, finds them in the workspace.
+  if (geometry.splits_operands()) split_operands(call, geometry, buffers, stream);
+  if (geometry.copies_operands()) copy_operands(call, geometry, buffers, stream);
+  // Templates that load by TMA take the tensor maps of the operands (or of their parts or copies) as a
+  // second argument.
   TensorMaps maps{};
-  if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry, parts);
+  if (geometry.uses_tensor_maps()) maps = tensor_maps_.get(call, geometry, buffers.workspace);
   void* params[] = {&args, &maps};
   const dim3 grid(static_cast<unsigned>(geometry.grid_x()), 1, static_cast<unsigned>(geometry.split_k));
   const dim3 block(static_cast<unsigned>(geometry.threads));

@@ -67,13 +67,24 @@ class GemmKernel {
   cuda::Module module_;
   cuda::Kernel kernel_;
   void allow_smem(int64_t bytes) const;
-  /// Writes the TF32 parts of the call's operands into the workspace (geometry.splits_operands()) with the
-  /// template's `<kernel>_split`, found on first use; returns where they start.
-  const float* split_operands(const KernelCall& call, const LaunchGeometry& geometry,
-                              const LaunchBuffers& buffers, cudaStream_t stream) const;
 
-  mutable std::once_flag split_found_;
-  mutable cuda::Kernel split_kernel_;
+  /// A kernel of the template's own that prepares the operands (`<kernel><suffix>`), found on first use.
+  struct Companion {
+    std::once_flag found;
+    cuda::Kernel kernel;
+  };
+  const cuda::Kernel& companion(Companion& slot, const char* suffix) const;
+  /// Writes the TF32 parts of the call's operands into the workspace (geometry.splits_operands()) with the
+  /// template's `<kernel>_split`.
+  void split_operands(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
+                      cudaStream_t stream) const;
+  /// Copies the operands TMA cannot read in place into the workspace with aligned rows
+  /// (geometry.copies_operands()) with the template's `<kernel>_realign`.
+  void copy_operands(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
+                     cudaStream_t stream) const;
+
+  mutable Companion split_;
+  mutable Companion realign_;
 
   mutable std::atomic<int64_t> smem_allowed_{
       0};                               // dynamic shared memory already allowed; raising it is idempotent

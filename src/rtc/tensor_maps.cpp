@@ -80,6 +80,24 @@ TensorMapKey parts_b_key(const KernelProblem& problem, const float* parts, const
                 geometry.tma_box_b);
 }
 
+namespace {
+
+const void* at_byte(const void* base, int64_t offset) {
+  return static_cast<const char*>(base) + offset;
+}
+
+}  // namespace
+
+TensorMapKey copy_a_key(const KernelProblem& problem, const void* workspace, const LaunchGeometry& geometry) {
+  return key_of(at_byte(workspace, geometry.copy_offset_a), problem.dtype, !problem.a_trans, problem.m,
+                problem.k, geometry.copy_ld_a, geometry.tma_box_a);
+}
+
+TensorMapKey copy_b_key(const KernelProblem& problem, const void* workspace, const LaunchGeometry& geometry) {
+  return key_of(at_byte(workspace, geometry.copy_offset_b), problem.dtype, problem.b_trans, problem.n,
+                problem.k, geometry.copy_ld_b, geometry.tma_box_b);
+}
+
 TensorMap encode_tensor_map(const TensorMapKey& key) {
   const int64_t bytes = dtype_facts(key.dtype).bytes;
   const auto address = reinterpret_cast<uintptr_t>(key.base);
@@ -127,17 +145,27 @@ TensorMap TensorMapCache::lookup(const TensorMapKey& key) {
   return map;
 }
 
-TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry, const float* parts) {
+TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geometry,
+                               const void* workspace) {
   const bool split = geometry.splits_operands();
-  if (split && parts == nullptr) {
-    throw InvalidArgumentError("a geometry that splits the operands reads their parts: give the workspace's");
+  if ((split || geometry.copies_operands()) && workspace == nullptr) {
+    throw InvalidArgumentError(
+        "a geometry that splits or copies the operands reads them from the workspace: give the launch's");
   }
+  const float* parts = split ? static_cast<const float*>(at_byte(workspace, geometry.parts_offset)) : nullptr;
+  const KernelProblem& p = call.problem;
   std::lock_guard<std::mutex> lock(mutex_);
   TensorMaps maps{};  // an operand the kernel does not read by TMA gets no map
-  if (geometry.tma_box_a[0] > 0)
-    maps.a = lookup(split ? parts_a_key(call.problem, parts, geometry) : operand_a_key(call, geometry));
-  if (geometry.tma_box_b[0] > 0)
-    maps.b = lookup(split ? parts_b_key(call.problem, parts, geometry) : operand_b_key(call, geometry));
+  if (geometry.tma_box_a[0] > 0) {
+    maps.a = lookup(split                    ? parts_a_key(p, parts, geometry)
+                    : geometry.copy_ld_a > 0 ? copy_a_key(p, workspace, geometry)
+                                             : operand_a_key(call, geometry));
+  }
+  if (geometry.tma_box_b[0] > 0) {
+    maps.b = lookup(split                    ? parts_b_key(p, parts, geometry)
+                    : geometry.copy_ld_b > 0 ? copy_b_key(p, workspace, geometry)
+                                             : operand_b_key(call, geometry));
+  }
   return maps;
 }
 

@@ -37,6 +37,12 @@ TensorMapKey operand_b_key(const KernelCall& call, const LaunchGeometry& geometr
 TensorMapKey parts_a_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry);
 TensorMapKey parts_b_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry);
 
+/// The keys of A's and B's aligned copies for a geometry that copies them (copies_operands()): laid out as
+/// the operand, rows geometry.copy_ld_a (copy_ld_b) elements apart, at copy_offset_a (copy_offset_b) bytes
+/// into `workspace`.
+TensorMapKey copy_a_key(const KernelProblem& problem, const void* workspace, const LaunchGeometry& geometry);
+TensorMapKey copy_b_key(const KernelProblem& problem, const void* workspace, const LaunchGeometry& geometry);
+
 /// Encodes one map: 128-byte swizzle, zeros outside the tensor. Throws InvalidArgumentError for a tensor
 /// TMA cannot address (start or rows not 16-byte aligned, a box too large) and CudaError where the driver
 /// lacks the entry point.
@@ -46,8 +52,8 @@ TensorMap encode_tensor_map(const TensorMapKey& key);
 class TensorMapCache {
  public:
   /// The maps of the operands the geometry gives a box (zeros for the others): of the call's operands, or of
-  /// their TF32 parts at `parts` where the geometry splits them.
-  TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry, const float* parts = nullptr);
+  /// their TF32 parts or aligned copies in `workspace` (the launch's) where the geometry makes them.
+  TensorMaps get(const KernelCall& call, const LaunchGeometry& geometry, const void* workspace = nullptr);
 
  private:
   static constexpr size_t kCapacity = 16;

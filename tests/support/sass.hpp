@@ -46,4 +46,14 @@ inline size_t count(const std::string& text, const std::string& word) {
   return n;
 }
 
+/// The SASS of one kernel of a disassembled cubin (from its "Function : name" line to the next kernel's);
+/// empty where the cubin holds no kernel of that name.
+inline std::string function_sass(const std::string& sass, const std::string& name) {
+  const std::string header = "Function : " + name + "\n";
+  const size_t begin = sass.find(header);
+  if (begin == std::string::npos) return {};
+  const size_t end = sass.find("Function : ", begin + header.size());
+  return sass.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
 }  // namespace gemmforge::test_support

@@ -224,6 +224,31 @@ TEST(CandidateTable, OneTileBlocksStartRoundAfterRoundWhilePersistentBlocksStart
   EXPECT_GT(s.time_ms, w.time_ms + 14 * w.block_start_ms);
 }
 
+TEST(CandidateTable, OperandsFilledThroughRegistersCostMoreThanCopyingThemForTma) {
+  // gemm_tma at 4103 x 4105 x 4104 BF16 nn: B's rows (4105 elements) are not 16-byte aligned. Filled
+  // through the producer's registers, each block's B tile (256 columns of 2 bytes per unit of K) limits
+  // its main loop; copied with aligned rows first (REALIGN), B costs one pass through device memory and
+  // comes by TMA.
+  KernelProblem p = testing::problem(4103, 4105, 4104);
+  p.dtype = p.c_dtype = Dtype::kBf16;
+  p.align_a = 8, p.align_b = p.align_c = 1;
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  Config copied = tma.manifest.normalize(tma.manifest.seeds().front());
+  ASSERT_EQ(copied.at("REALIGN"), 1);
+  Config filled = copied;
+  filled.set("REALIGN", 0);
+  const model::FootprintReader reader(tma.manifest, kH100, p);
+  const Footprint c = reader.read(copied);
+  const Footprint f = reader.read(filled);
+  EXPECT_EQ(c.thread_filled_bytes_per_k, 0);
+  EXPECT_EQ(f.thread_filled_bytes_per_k, 256 * 2);
+  EXPECT_EQ(c.operand_pass_bytes, 2 * 4104 * 4112 * 2);  // B read and written, rows of 4112
+  EXPECT_EQ(f.operand_pass_bytes, 0);
+  const Estimate by_copy = estimate(kH100, p, c, c.est_regs);
+  const Estimate by_threads = estimate(kH100, p, f, f.est_regs);
+  EXPECT_GT(by_threads.time_ms, 1.5 * by_copy.time_ms);
+}
+
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
   // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
   const KernelProblem p = testing::problem(40, 1000, 4096);

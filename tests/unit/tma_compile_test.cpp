@@ -1,9 +1,10 @@
-// The TMA template without a GPU: which problems it serves (16-bit types of any alignment, K-major TF32 with
-// 16-byte aligned rows, sm_90 only), its launch geometry (persistent blocks, clusters, tensor map boxes for
-// the operands TMA copies), the tensor map keys and the checks made before the driver is asked, and NVRTC
-// compiles of every seed for each type, layout and operand alignment on unserialized HGMMA fed by UTMALDG
-// (multicast in clusters) or by the producer's realigned loads, with the register split between producer
-// and consumers, and C stored in 16-byte vectors by the staged epilogue (SASS where cuobjdump is installed).
+// The TMA template without a GPU: which problems it serves (16-bit types of any alignment, K-major TF32,
+// sm_90 only), its launch geometry (persistent blocks, clusters, tensor map boxes for the operands TMA
+// copies, the workspace's partial tiles, split parts and aligned copies), the tensor map keys and the checks
+// made before the driver is asked, and NVRTC compiles of every seed for each type, layout and operand
+// alignment on unserialized HGMMA fed by UTMALDG (multicast in clusters), by the producer's realigned loads
+// or from aligned copies, with the register split between producer and consumers, and C stored in 16-byte
+// vectors by the staged epilogue (SASS where cuobjdump is installed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,26 +52,36 @@ TEST(TmaTemplate, ServesSixteenBitAndFp32OfAnyAlignmentAndAlignedTf32OnHopperOnl
     EXPECT_TRUE(can_serve(tma(), typed_problem(1001, 1003, 1005, layout, "f32"), 90)) << layout;
   }
   // No config runs TF32 with both operands M- or N-contiguous (tn: wgmma takes only its first operand
-  // from registers), or rows TMA cannot address (1001 TF32 elements are not 16-byte aligned); the
-  // constraints say why.
+  // from registers); the constraints say why.
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
-  const auto refusal = [&](const KernelProblem& p) {
-    EXPECT_TRUE(Space::build(tma(), device, p, {}, /*prune=*/false).empty()) << p.to_string();
-    std::string reasons;
-    for (const Violation& v : tma().manifest.violations(tma().manifest.seeds().front(), &device, &p))
-      reasons += v.describe() + "; ";
-    return reasons;
+  const auto reasons = [&](const Config& config, const KernelProblem& p) {
+    std::string out;
+    for (const Violation& v : tma().manifest.violations(config, &device, &p)) out += v.describe() + "; ";
+    return out;
   };
-  EXPECT_NE(refusal(typed_problem(1024, 1024, 1024, "tn", "tf32")).find("K-major"), std::string::npos);
-  EXPECT_NE(refusal(typed_problem(1001, 1001, 1001, "nt", "tf32")).find("16-byte aligned"),
-            std::string::npos);
-  // Clusters multicast B by TMA: a 16-bit problem with an operand TMA cannot address runs without them.
-  Config clustered = tma().manifest.seeds().front();
+  Config seed = tma().manifest.seeds().front();
+  seed.set("REALIGN", 0);
+  const KernelProblem tf32_tn = typed_problem(1024, 1024, 1024, "tn", "tf32");
+  EXPECT_TRUE(Space::build(tma(), device, tf32_tn, {}, /*prune=*/false).empty());
+  EXPECT_NE(reasons(seed, tf32_tn).find("K-major"), std::string::npos);
+  // TF32 rows TMA cannot address (1001 elements are not 16-byte aligned) run only from aligned copies
+  // (REALIGN), which every 16-bit problem may use as well.
+  Config realigned = seed;
+  realigned.set("REALIGN", 1);
+  const KernelProblem tf32_odd = typed_problem(1001, 1001, 1001, "nt", "tf32");
+  EXPECT_TRUE(can_serve(tma(), tf32_odd, 90));
+  EXPECT_NE(reasons(seed, tf32_odd).find("or copied so first (REALIGN)"), std::string::npos);
+  EXPECT_EQ(reasons(realigned, tf32_odd), "");
+  // Clusters multicast B by TMA: a 16-bit problem with an operand TMA cannot address runs them on copies.
+  Config clustered = seed;
   clustered.set("CLUSTER", 2);
   const KernelProblem odd = typed_problem(1001, 1001, 1001, "nt", "bf16");
-  std::string reasons;
-  for (const Violation& v : tma().manifest.violations(clustered, &device, &odd)) reasons += v.describe();
-  EXPECT_NE(reasons.find("clusters multicast B by TMA"), std::string::npos) << reasons;
+  EXPECT_NE(reasons(clustered, odd).find("clusters multicast B by TMA"), std::string::npos);
+  clustered.set("REALIGN", 1);
+  EXPECT_EQ(reasons(clustered, odd), "");
+  // FP32's split parts are aligned already.
+  EXPECT_NE(reasons(realigned, typed_problem(1001, 1001, 1001, "nt", "f32")).find("nothing to copy"),
+            std::string::npos);
 }
 
 TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
@@ -128,14 +139,17 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
     const Config config = space.config(i);
     if (config.at("PINGPONG") == 1) ASSERT_EQ(config.at("PERSISTENT"), 1) << config.key();
   }
-  // Only the operands TMA can address get a box: for nn with odd N, A (rows of K = 4104 elements) but not B.
+  // Filling through the producer's registers (REALIGN = 0), only the operands TMA can address get a box:
+  // for nn with odd N, A (rows of K = 4104 elements) but not B.
+  Config in_place = seed;
+  in_place.set("REALIGN", 0);
   const LaunchGeometry mixed =
-      tma().manifest.geometry(seed, typed_problem(4103, 4105, 4104, "nn", "bf16"), device);
+      tma().manifest.geometry(in_place, typed_problem(4103, 4105, 4104, "nn", "bf16"), device);
   EXPECT_TRUE(mixed.uses_tensor_maps());
   EXPECT_EQ(mixed.tma_box_a, (std::array<int64_t, 2>{64, 128}));
   EXPECT_EQ(mixed.tma_box_b[0], 0);
   const LaunchGeometry neither =
-      tma().manifest.geometry(seed, typed_problem(4097, 4097, 4097, "nn", "bf16"), device);
+      tma().manifest.geometry(in_place, typed_problem(4097, 4097, 4097, "nn", "bf16"), device);
   EXPECT_FALSE(neither.uses_tensor_maps());
   // TF32 with an N-contiguous B is computed as C^T = B^T A^T: B's boxes of 32 columns (128 bytes) by 32 rows
   // of K make the first operand, A's boxes of a consumer column's 256 rows the second, and the tiles run
@@ -211,6 +225,71 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
   EXPECT_FALSE(manifest.violations(wide, &device, &tn).empty());
 }
 
+// REALIGN copies the operands TMA cannot address in place into the workspace, as they lie but with rows
+// rounded up to 16 bytes, after any partial tiles; the maps then point at the copies.
+TEST(TmaTemplate, RealignGeometryCopiesOnlyTheUnalignedOperandsIntoTheWorkspace) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config config = manifest.seeds().front();
+  config.set("REALIGN", 1);
+  // nn: A (1024 x 1024, K-contiguous) is aligned; B is 1024 rows of K by 1023 columns.
+  const KernelProblem nn = typed_problem(1024, 1023, 1024, "nn", "bf16");
+  ASSERT_TRUE(manifest.violations(config, &device, &nn).empty());
+  const LaunchGeometry g = manifest.geometry(config, nn, device);
+  EXPECT_TRUE(g.copies_operands());
+  EXPECT_EQ(g.copy_ld_a, 0);
+  EXPECT_EQ(g.copy_ld_b, 1024);
+  EXPECT_EQ(g.copy_offset_b, 0);
+  EXPECT_EQ(g.copy_bytes, 1024 * 1024 * 2);
+  EXPECT_EQ(g.workspace_bytes, 1024 * 1024 * 2);
+  EXPECT_EQ(g.operand_pass_bytes(), 2 * g.copy_bytes);
+  EXPECT_GT(g.tma_box_b[0], 0);  // B now comes by TMA
+  for (const auto& [name, value] : manifest.defines(config, nn)) {
+    if (name == "TMA_B" || name == "COPY_B") EXPECT_EQ(value, 1) << name;
+    if (name == "COPY_A") EXPECT_EQ(value, 0) << name;
+    if (name == "PRODUCER_REGS") EXPECT_EQ(value, 32) << "no operand is filled through registers";
+  }
+  // Without REALIGN nothing is copied, and the pruned space does not repeat that config for aligned
+  // problems.
+  Config in_place = config;
+  in_place.set("REALIGN", 0);
+  EXPECT_FALSE(manifest.geometry(in_place, nn, device).copies_operands());
+  EXPECT_FALSE(manifest.pruned_by(config, device, typed_problem(1024, 1024, 1024, "nn", "bf16")).empty());
+
+  // tn: A is k x m (1027 x 1021), B k x n (1027 x 1023), both copied; parallel slices' partial tiles first.
+  const KernelProblem tn = typed_problem(1021, 1023, 1027, "tn", "bf16");
+  config.set("PERSISTENT", 0), config.set("SPLIT_PAR", 1), config.set("SPLIT_K", 2);
+  ASSERT_TRUE(manifest.violations(config, &device, &tn).empty());
+  const LaunchGeometry t = manifest.geometry(config, tn, device);
+  EXPECT_EQ(t.partial_bytes, 2 * t.tiles * 128 * 256 * 4);
+  EXPECT_EQ(t.copy_ld_a, 1024);
+  EXPECT_EQ(t.copy_ld_b, 1024);
+  EXPECT_EQ(t.copy_offset_a, (t.partial_bytes + 255) / 256 * 256);
+  EXPECT_EQ(t.copy_offset_b, (t.copy_offset_a + 1027 * 1024 * 2 + 255) / 256 * 256);
+  EXPECT_EQ(t.workspace_bytes, t.copy_offset_b + 1027 * 1024 * 2);
+  const char* workspace = reinterpret_cast<const char*>(uintptr_t{1} << 20);
+  const TensorMapKey a = copy_a_key(tn, workspace, t);
+  EXPECT_EQ(a.base, workspace + t.copy_offset_a);
+  EXPECT_EQ(a.inner, 1021);  // M-contiguous, as A lies
+  EXPECT_EQ(a.rows, 1027);
+  EXPECT_EQ(a.ld, 1024);
+  const TensorMapKey b = copy_b_key(tn, workspace, t);
+  EXPECT_EQ(b.base, workspace + t.copy_offset_b);
+  EXPECT_EQ(b.inner, 1023);
+  EXPECT_EQ(b.ld, 1024);
+
+  // TF32: four-byte elements, rows rounded up to four.
+  Config tf32 = manifest.seeds().front();
+  tf32.set("REALIGN", 1);
+  const KernelProblem odd = typed_problem(1001, 1003, 1005, "nt", "tf32");
+  ASSERT_TRUE(manifest.violations(tf32, &device, &odd).empty());
+  const LaunchGeometry f = manifest.geometry(tf32, odd, device);
+  EXPECT_EQ(f.copy_ld_a, 1008);
+  EXPECT_EQ(f.copy_ld_b, 1008);
+  EXPECT_EQ(f.copy_offset_b, (1001 * 1008 * 4 + 255) / 256 * 256);
+  EXPECT_EQ(f.copy_bytes, (1001 + 1003) * 1008 * 4);
+}
+
 TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   KernelCall call;
@@ -259,6 +338,7 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
                                                                                             {1, 2, 64, 1}}) {
       for (const int stage_c : {0, 1}) {
         Config config = tma().manifest.seeds().front();
+        config.set("REALIGN", 0);  // operands TMA cannot address go through the producer's registers
         config.set("WGM", wgm), config.set("WGN", wgn), config.set("WN", wn), config.set("STAGES", 2);
         config.set("PINGPONG", pingpong), config.set("STAGE_C", stage_c);
         // With a producer on more registers, or an epilogue staged through shared memory, four consumer
@@ -344,11 +424,24 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
              {1024, 1023, 1024, "nn"}, {1023, 1024, 1024, "tt"}, {1021, 1023, 1027, "tn"}}) {
       const KernelProblem problem = typed_problem(m, n, k, layout, type);
       for (Config seed : seeds) {
+        seed.set("REALIGN", 0);
         if (tma().manifest.violations(seed, &device, &problem).empty()) add(seed, problem, false);
         seed.set("PRODUCERS", 2);
         if (seed.at("WN") == 128 && tma().manifest.violations(seed, &device, &problem).empty())
           add(seed, problem, false);
       }
+    }
+  }
+  // The same operands, and TF32 rows TMA cannot address, copied with aligned rows first (REALIGN), in
+  // clusters where the seed has them (the first two seeds copy them).
+  for (const auto& [m, n, k, layout, type] :
+       std::vector<std::tuple<int, int, int, const char*, const char*>>{{1024, 1023, 1024, "nn", "bf16"},
+                                                                        {1021, 1023, 1027, "tn", "f16>f32"},
+                                                                        {1001, 1003, 1005, "nt", "tf32"}}) {
+    const KernelProblem problem = typed_problem(m, n, k, layout, type);
+    for (Config seed : seeds) {
+      seed.set("REALIGN", 1);
+      add(seed, problem, false);
     }
   }
   std::mt19937_64 rng(5);
@@ -358,26 +451,39 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
     ASSERT_FALSE(space.empty()) << problem.to_string();
     for (int i = 0; i < 3; ++i) add(space.config(rng() % space.size()), problem, true);
   }
-  ASSERT_GE(cases.size(), 70u);
+  ASSERT_GE(cases.size(), 80u);
 
   const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
-      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
+      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& whole) {
         const std::string& what = cases[i].what;
         ASSERT_TRUE(r.ok) << what << ": " << r.error << "\n" << r.log;
         EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
         // The tuner skips configs that spill, so a seed must not (nor the producer on its few registers).
         if (!cases[i].sampled)
           EXPECT_FALSE(r.usage.spills()) << what << ": " << r.usage.spill_store_bytes << " bytes";
-        if (sass.empty()) return;
+        if (whole.empty()) return;
         const KernelSpec& spec = cases[i].spec;
+        int64_t tma_a = 0, tma_b = 0, copies = 0;
+        for (const auto& [name, value] : tma().manifest.defines(spec.config, spec.problem)) {
+          if (name == "TMA_A") tma_a = value;
+          if (name == "TMA_B") tma_b = value;
+          if (name == "COPY_A" || name == "COPY_B") copies += value;
+        }
+        // The copies' own kernel loads realigned 16-byte words and stores whole 16-byte vectors.
+        const std::string copy = test_support::function_sass(whole, "gemm_tma_realign");
+        EXPECT_EQ(!copy.empty(), copies > 0) << what;
+        if (!copy.empty()) {
+          EXPECT_GT(test_support::count(copy, "LDG.E.128.CONSTANT"), 0u) << what;
+          EXPECT_GT(test_support::count(copy, "STG.E.128"), 0u) << what;
+        }
+        const std::string sass = test_support::function_sass(whole, "gemm_tma");
+        ASSERT_FALSE(sass.empty()) << what;
         const std::string hgmma = test_support::hgmma_opcode(spec.problem.dtype, spec.config.at("WN"));
         // Four K steps per stage, in each copy of the main loop.
         const size_t products = test_support::count(sass, hgmma);
         EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
-        // TMA copies the operands whose rows it can address; the producer's realigned 16-byte loads the
-        // others, fenced for wgmma's reads.
-        const bool tma_a = spec.problem.align_a * element_bytes(spec.problem.dtype) >= 16;
-        const bool tma_b = spec.problem.align_b * element_bytes(spec.problem.dtype) >= 16;
+        // TMA copies the operands whose rows it can address (or their aligned copies); the producer's
+        // realigned 16-byte loads the others, fenced for wgmma's reads.
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D") > 0, tma_a || tma_b) << what;
         EXPECT_EQ(test_support::count(sass, "LDG.E.128.CONSTANT") > 0, !(tma_a && tma_b)) << what;
         EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b)) << what;

@@ -213,6 +213,12 @@ int run_compile(const CompileOptions& o) {
                             {"persistent_blocks", g.persistent_blocks}}},
                           {"cache_key", spec.cubin_key(library)}};
     if (g.uses_tensor_maps()) out["launch"]["tma_boxes"] = {{"a", g.tma_box_a}, {"b", g.tma_box_b}};
+    if (g.workspace_bytes > 0) {
+      out["launch"]["workspace"] = {{"bytes", g.workspace_bytes},
+                                    {"partial_tile_bytes", g.partial_bytes},
+                                    {"split_parts", g.splits_operands()},
+                                    {"copied", {{"a", g.copy_ld_a > 0}, {"b", g.copy_ld_b > 0}}}};
+    }
     if (o.log) out["log"] = result.log;
     fmt::print("{}\n", out.dump(2));
     return 0;
@@ -237,6 +243,14 @@ int run_compile(const CompileOptions& o) {
     // Boxes as the tensor maps state them: elements along the operand's contiguous dimension x rows.
     fmt::print("  TMA boxes       A {} x {}, B {} x {} (elements along the contiguous dimension x rows)\n",
                g.tma_box_a[0], g.tma_box_a[1], g.tma_box_b[0], g.tma_box_b[1]);
+  }
+  if (g.workspace_bytes > 0) {
+    std::vector<std::string> uses;
+    if (g.partial_bytes > 0) uses.push_back("the K slices' partial tiles");
+    if (g.splits_operands()) uses.push_back("A's and B's TF32 parts");
+    if (g.copy_ld_a > 0) uses.push_back("A's copy with aligned rows");
+    if (g.copy_ld_b > 0) uses.push_back("B's copy with aligned rows");
+    fmt::print("  workspace       {} bytes: {}\n", g.workspace_bytes, fmt::join(uses, ", "));
   }
   fmt::print("  cache key       {}\n", spec.cubin_key(library));
   return 0;
