@@ -106,9 +106,10 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
 VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
     : device_(device), devices_(data.devices) {
   RidgeRegression regression(std::vector<double>(kFeatureCount, kPenalty));
-  // One observation per (GPU model, problem): the median of the cuBLAS times the cards of that model took of
-  // it (a tune's trials all carry its one cuBLAS time; several tunes, often on other cards, time it again,
-  // and one timing can come out slow), attributed to the first card that took it.
+  // One observation per (GPU model, problem): the fastest of the cuBLAS times the cards of that model took
+  // of it, attributed to the first card that took it. A timing can come out slow (a tune's 4x4096x4096
+  // BF16 yardstick read 0.067 to 0.096 ms where bench reads 0.019), never fast; and a tune's trials all
+  // carry its one timing, so a median would follow whichever tune left the most trials.
   struct Timings {
     const VendorMeasurement* first = nullptr;
     std::vector<double> ms;
@@ -122,7 +123,7 @@ VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
   }
   for (const auto& [key, group] : timings) {
     const size_t device_index = group.first->device;
-    const double time_ms = median(group.ms);
+    const double time_ms = *std::min_element(group.ms.begin(), group.ms.end());
     const KernelProblem& problem = group.first->problem;
     measured_[key.first].push_back(Measured{device_index, time_ms});
     const DeviceInfo& there = devices_[device_index];

@@ -114,10 +114,14 @@ Selection Selector::ranked(const KernelProblem& problem) const {
 Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem) const {
   if (!options_.vendor || !vendor_serves(problem)) return s;
   bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
+  const model::Prediction v = model()->vendor.predict(problem);
   if (!s.vendor_ms) {
-    const model::Prediction v = model()->vendor.predict(problem);
     s.vendor_ms = v.time_ms;
     vendor_measured = v.basis == model::Basis::kMeasured;
+  } else if (v.basis == model::Basis::kMeasured && v.time_ms < *s.vendor_ms) {
+    // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast
+    // as it was ever measured on this GPU model.
+    s.vendor_ms = v.time_ms;
   }
   if (!s.choice) {
     s.level = PlanLevel::kVendor;

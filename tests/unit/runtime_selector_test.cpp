@@ -133,6 +133,25 @@ TEST_F(RuntimeSelector, CuBlasServesWhereItWasMeasuredFasterUnlessTurnedOff) {
   EXPECT_EQ(generated.choice->config, narrow());
 }
 
+// A tune's cuBLAS timing can come out slow (4x4096x4096 BF16 read 0.067 ms in one tune, 0.019 in others):
+// a tuned result must beat the fastest cuBLAS time recorded for its problem on the GPU model, not only its
+// own tune's.
+TEST_F(RuntimeSelector, ATunedResultMustBeatTheFastestCuBlasTimeOfItsProblem) {
+  const KernelProblem p = problem(512, 4096, 4096);
+  database_.with([&](db::Database& d) {
+    record(d, h100_, p, mid(), 0.030, 0.0191);   // an earlier tune: cuBLAS at its usual time
+    record(d, h100_, p, big(), 0.0216, 0.0669);  // a later tune, whose cuBLAS timing came out slow
+  });
+  const Selection s = select(h100_card_, p);
+  EXPECT_EQ(s.level, PlanLevel::kVendor) << s.basis;
+  ASSERT_TRUE(s.choice && s.vendor_ms);
+  EXPECT_EQ(s.choice->config, big());
+  EXPECT_DOUBLE_EQ(*s.vendor_ms, 0.0191);
+  // Where the generated kernel beats that time too, it serves.
+  database_.with([&](db::Database& d) { record(d, h100_, p, narrow(), 0.015, 0.0669); });
+  EXPECT_EQ(select(h100_card_, p).level, PlanLevel::kExact);
+}
+
 TEST_F(RuntimeSelector, TheModelServesUntunedProblemsWithPredictions) {
   const Selection s = select(h100_card_, problem(1000, 1000, 1000), {}, false);
   EXPECT_EQ(s.level, PlanLevel::kModel);
