@@ -35,7 +35,9 @@ constexpr double kLaunchMs = 0.003;
 // A round of blocks starting on the SMs: its first loads come from device memory before any product, and
 // its last tile's epilogue stores C with nothing to overlap: about a device-memory round trip each way. A
 // persistent block pays it once and overlaps the loads of its next tile with the store of its last.
-constexpr double kBlockStartMs = 0.002;
+// Measured on the H100: 8192x8192x64 FP32 ran 0.280 ms in 31 rounds of one-tile blocks against 0.188 ms
+// persistent, about 3 us a round.
+constexpr double kBlockStartMs = 0.003;
 // Threads copying operand tiles through their registers into a TMA kernel's shared stages (operands TMA
 // cannot address) keep few loads in flight: a block fills at about this rate, whatever its tile. Measured
 // on the H100 with gemm_tma at 4103x4105x4104 and 4097^3 BF16: 14 and 22 GB/s per block.
