@@ -490,11 +490,8 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
     g.workspace_bytes = offset + rows * ld * bytes;
     g.copy_bytes += rows * ld * bytes;
   };
-  // Each operand as it lies: A is m x k (k x m when transposed), B is k x n (n x k).
-  copy(copy_a, problem.a_trans ? problem.k : problem.m, problem.a_trans ? problem.m : problem.k, g.copy_ld_a,
-       g.copy_offset_a);
-  copy(copy_b, problem.b_trans ? problem.n : problem.k, problem.b_trans ? problem.k : problem.n, g.copy_ld_b,
-       g.copy_offset_b);
+  copy(copy_a, problem.a_rows(), problem.a_row_length(), g.copy_ld_a, g.copy_offset_a);
+  copy(copy_b, problem.b_rows(), problem.b_row_length(), g.copy_ld_b, g.copy_offset_b);
 
   // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
   // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.

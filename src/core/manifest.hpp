@@ -54,18 +54,17 @@ struct Constraint {
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
-  int64_t tiles = 0;          ///< output tiles
-  int64_t split_k = 1;        ///< K slices actually used: grid.z
-  int64_t k_per_split = 0;    ///< K extent of each slice, a multiple of the template's K granule
-  int64_t k_granule = 1;      ///< K depth of one main-loop iteration
-  int64_t whole_tiles = 0;    ///< stream-K: tiles computed whole, one per block, before the stream blocks
-  int64_t stream_blocks = 0;  ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
-  int64_t threads = 0;        ///< threads per block
-  int64_t smem_bytes = 0;     ///< dynamic shared memory per block
-  int64_t raster_group = 1;   ///< tile rows grouped together for L2 reuse
-  int64_t semaphores = 0;     ///< ints that must be zero when the kernel starts (it leaves them zero)
-  int64_t workspace_bytes =
-      0;  ///< scratch: partial tiles of a parallel split-K reduction, operands' parts or copies
+  int64_t tiles = 0;              ///< output tiles
+  int64_t split_k = 1;            ///< K slices actually used: grid.z
+  int64_t k_per_split = 0;        ///< K extent of each slice, a multiple of the template's K granule
+  int64_t k_granule = 1;          ///< K depth of one main-loop iteration
+  int64_t whole_tiles = 0;        ///< stream-K: tiles computed whole, one per block, before the stream blocks
+  int64_t stream_blocks = 0;      ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
+  int64_t threads = 0;            ///< threads per block
+  int64_t smem_bytes = 0;         ///< dynamic shared memory per block
+  int64_t raster_group = 1;       ///< tile rows grouped together for L2 reuse
+  int64_t semaphores = 0;         ///< ints that must be zero when the kernel starts (it leaves them zero)
+  int64_t workspace_bytes = 0;    ///< scratch: split-K partial tiles, operands' TF32 parts or copies
   int64_t persistent_blocks = 0;  ///< nonzero: at most this many blocks walk the tiles in turn
   /// Thread block clusters: blocks per cluster along x, and the work units the clusters share out (each a
   /// cluster's worth of tiles); 1: no clusters.

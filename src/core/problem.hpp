@@ -31,6 +31,13 @@ struct KernelProblem {
   int align_b = 4;
   int align_c = 4;
 
+  /// A and B as they lie in memory, canonical row-major: A is m x k (k x m when a_trans), B is k x n (n x k
+  /// when b_trans); rows of row_length elements each.
+  int64_t a_rows() const { return a_trans ? k : m; }
+  int64_t a_row_length() const { return a_trans ? m : k; }
+  int64_t b_rows() const { return b_trans ? n : k; }
+  int64_t b_row_length() const { return b_trans ? k : n; }
+
   /// "nn", "nt", "tn" or "tt" for (a_trans, b_trans).
   std::string layout() const;
   /// "4096x4096x4096".

@@ -100,7 +100,6 @@ void GemmKernel::copy_operands(const KernelCall& call, const LaunchGeometry& geo
   const KernelProblem& p = call.problem;
   const int64_t units = dtype_facts(p.dtype).bytes / 2;  // 16-bit units per element
   char* workspace = reinterpret_cast<char*>(buffers.workspace);
-  // Each operand as it lies: A is m x k (k x m when transposed), B is k x n (n x k).
   const auto operand = [&](const void* src, int64_t ld, int64_t copy_ld, int64_t offset, int64_t rows,
                            int64_t cols) {
     RealignOperand op{};
@@ -114,10 +113,10 @@ void GemmKernel::copy_operands(const KernelCall& call, const LaunchGeometry& geo
     return op;
   };
   RealignArgs args{};
-  args.a = operand(call.a, call.lda, geometry.copy_ld_a, geometry.copy_offset_a, p.a_trans ? p.k : p.m,
-                   p.a_trans ? p.m : p.k);
-  args.b = operand(call.b, call.ldb, geometry.copy_ld_b, geometry.copy_offset_b, p.b_trans ? p.n : p.k,
-                   p.b_trans ? p.k : p.n);
+  args.a =
+      operand(call.a, call.lda, geometry.copy_ld_a, geometry.copy_offset_a, p.a_rows(), p.a_row_length());
+  args.b =
+      operand(call.b, call.ldb, geometry.copy_ld_b, geometry.copy_offset_b, p.b_rows(), p.b_row_length());
   // A unit is a block's worth of 16-byte chunks.
   const int64_t chunks = args.a.rows * (args.a.dst_ld / 8) + args.b.rows * (args.b.dst_ld / 8);
   const int64_t blocks = (chunks + kRealignThreads - 1) / kRealignThreads;

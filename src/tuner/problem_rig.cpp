@@ -50,11 +50,11 @@ ProblemRig::ProblemRig(const KernelProblem& problem, const DeviceInfo& device, u
   // Canonical row-major storage: A is m x k (k-contiguous) or k x m (m-contiguous); likewise B.
   // Vectors of at most 16 bytes: 4 floats, 8 16-bit elements.
   const int widest_in = 16 / element_bytes(p.dtype);
-  lda_ = leading_dimension_for(p.a_trans ? p.m : p.k, p.align_a, widest_in);
-  ldb_ = leading_dimension_for(p.b_trans ? p.k : p.n, p.align_b, widest_in);
+  lda_ = leading_dimension_for(p.a_row_length(), p.align_a, widest_in);
+  ldb_ = leading_dimension_for(p.b_row_length(), p.align_b, widest_in);
   ldc_ = leading_dimension_for(p.n, p.align_c, 16 / element_bytes(p.c_dtype));
-  a_lines_ = p.a_trans ? p.k : p.m;
-  b_lines_ = p.b_trans ? p.n : p.k;
+  a_lines_ = p.a_rows();
+  b_lines_ = p.b_rows();
   const int64_t a_elements = std::max<int64_t>(1, a_lines_ * lda_);
   const int64_t b_elements = std::max<int64_t>(1, b_lines_ * ldb_);
   const int64_t c_elements = std::max<int64_t>(1, p.m * ldc_);

@@ -214,8 +214,8 @@ KernelProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& l
     while (width > 1 && contiguous % width != 0) width /= 2;
     return width;
   };
-  p.align_a = align(p.a_trans ? p.m : p.k, p.dtype);
-  p.align_b = align(p.b_trans ? p.k : p.n, p.dtype);
+  p.align_a = align(p.a_row_length(), p.dtype);
+  p.align_b = align(p.b_row_length(), p.dtype);
   p.align_c = align(p.n, p.c_dtype);
   return p;
 }
