@@ -74,9 +74,11 @@ const char* to_string(ImportPolicy policy) noexcept;
 
 /// Checks that a template is known and that a config is valid for it on a problem; throws
 /// InvalidArgumentError (or NotFoundError) otherwise. The caller wires it to the template manifests,
-/// which the database does not know. An empty function accepts everything.
-using ConfigValidator = std::function<void(const std::string& template_name, const std::string& config_key,
-                                           const KernelProblem& problem)>;
+/// which the database does not know, and may leave the config of another source of the template (its
+/// hash) unchecked: that source's manifest may have had other parameters and values. An empty function
+/// accepts everything.
+using ConfigValidator = std::function<void(const std::string& template_name, const std::string& template_hash,
+                                           const std::string& config_key, const KernelProblem& problem)>;
 /// Whether `hash` is the source hash of template `name` in this gemmforge. Results measured with another
 /// source are stored but never served. An empty function knows every source.
 using SourceCheck = std::function<bool(const std::string& template_name, const std::string& hash)>;
@@ -85,6 +87,10 @@ using SourceCheck = std::function<bool(const std::string& template_name, const s
 struct ImportChecks {
   ConfigValidator validate;
   SourceCheck known_source;
+  /// Whether a trial of this template source may be served here; others are kept only for the record.
+  bool servable(const std::string& template_name, const std::string& template_hash) const {
+    return !known_source || known_source(template_name, template_hash);
+  }
   /// Largest rel_error an ok result may show where its types' own verification tolerance is tighter
   /// (verified_error_bound): what `gemmforge tune` verifies against by default.
   double error_bound = 1e-5;

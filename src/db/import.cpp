@@ -188,8 +188,7 @@ class Importer::State : public ExportVisitor {
         add_device(device);
       } else {
         field.object();
-        ImportedTrial imported =
-            parse_trial_entry(field, section == Section::kResults, checks_.validate, checks_.error_bound);
+        ImportedTrial imported = parse_trial_entry(field, section == Section::kResults, checks_);
         const auto device = document_devices_.find(imported.device_uuid);
         if (device == document_devices_.end()) {
           field.at("device").fail(fmt::format(
@@ -227,8 +226,9 @@ class Importer::State : public ExportVisitor {
           if (const Fault fault = trial_fault(trial, checks_.error_bound)) {
             throw InvalidArgumentError(fmt::format("{}: {}", fault.field, fault.message));
           }
+          trial.servable = checks_.servable(trial.template_name, trial.template_hash);
           if (checks_.validate && trial.status != TrialStatus::kInvalid) {
-            checks_.validate(trial.template_name, trial.config_key, trial.problem);
+            checks_.validate(trial.template_name, trial.template_hash, trial.config_key, trial.problem);
           }
           add_trial(trial, false, where);
         } catch (const InvalidArgumentError& e) {
@@ -296,7 +296,6 @@ class Importer::State : public ExportVisitor {
   // "trials", is a fault of the document (the two would silently overwrite each other); the rows an
   // entry wrote or matched are remembered by id to find them.
   void add_trial(TrialRecord trial, bool is_result, const std::string& path) {
-    trial.servable = !checks_.known_source || checks_.known_source(trial.template_name, trial.template_hash);
     if (!trial.servable) ++report_.unservable;
     if (report_.rejected > 0) return;  // nothing will be committed: only check what follows
     int64_t& imported = is_result ? report_.results_imported : report_.trials_imported;

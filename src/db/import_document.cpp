@@ -175,8 +175,7 @@ DeviceInfo parse_device_entry(const JsonField& entry) {
   return device;
 }
 
-ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ConfigValidator& validate,
-                                double error_bound) {
+ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ImportChecks& checks) {
   if (is_result) {
     entry.only({"device", "problem", "template", "template_hash", "config", "measurement", "created_at",
                 "gemmforge_version"});
@@ -211,11 +210,12 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Co
   }
   if (auto created_at = entry.find("created_at")) trial.created_at = created_at->text(64);
   if (auto version = entry.find("gemmforge_version")) trial.gemmforge_version = version->text(64);
-  if (const Fault fault = trial_fault(trial, error_bound)) fail_at(entry, fault);
+  if (const Fault fault = trial_fault(trial, checks.error_bound)) fail_at(entry, fault);
+  trial.servable = checks.servable(trial.template_name, trial.template_hash);
   // A trial recorded as invalid breaks its manifest by definition; the validator would refuse it.
-  if (validate && trial.status != TrialStatus::kInvalid) {
+  if (checks.validate && trial.status != TrialStatus::kInvalid) {
     try {
-      validate(trial.template_name, trial.config_key, trial.problem);
+      checks.validate(trial.template_name, trial.template_hash, trial.config_key, trial.problem);
     } catch (const InvalidArgumentError& error) {
       entry.fail(error.what());
     } catch (const NotFoundError& error) {
@@ -225,8 +225,7 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Co
   return imported;
 }
 
-ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
-                                     double error_bound) {
+ImportDocument parse_import_document(const nlohmann::json& document, const ImportChecks& checks) {
   const JsonField root(document, "");
   root.object();
   for (const char* required : {"format", "format_version", "devices", "results"}) root.at(required);
@@ -246,7 +245,7 @@ ImportDocument parse_import_document(const nlohmann::json& document, const Confi
     if (!list) return;
     for (size_t i = 0; i < list->array().size(); ++i) {
       const JsonField entry = list->element(i);
-      out.push_back(parse_trial_entry(entry, is_result, validate, error_bound));
+      out.push_back(parse_trial_entry(entry, is_result, checks));
       if (device_uuids.count(out.back().device_uuid) == 0) {
         entry.at("device").fail(fmt::format("\"{}\" is not listed in devices", out.back().device_uuid));
       }

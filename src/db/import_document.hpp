@@ -29,11 +29,11 @@ void check_header_member(const std::string& key, const nlohmann::json& value);
 DeviceInfo parse_device_entry(const JsonField& entry);
 
 /// An entry of "results" (is_result: an ok measurement) or of "trials" (with a status): its members,
-/// their meaning and consistency (trial_fault, an ok result within `error_bound`), and the config through
-/// `validate`. Throws InvalidArgumentError naming the JSON path of the first fault. The device reference,
-/// duplicates and the template source are the importer's to check.
-ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ConfigValidator& validate,
-                                double error_bound);
+/// their meaning and consistency (trial_fault, an ok result within checks.error_bound), the config through
+/// checks.validate, and whether its template source is servable here (trial.servable). Throws
+/// InvalidArgumentError naming the JSON path of the first fault. The device reference and duplicates are
+/// the importer's to check.
+ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ImportChecks& checks);
 
 /// A whole document held in memory, checked as an import checks it (header, devices listed once, entries,
 /// device references), without a database.
@@ -44,7 +44,6 @@ struct ImportDocument {
 };
 
 /// Throws InvalidArgumentError naming the JSON path of the first fault.
-ImportDocument parse_import_document(const nlohmann::json& document, const ConfigValidator& validate,
-                                     double error_bound);
+ImportDocument parse_import_document(const nlohmann::json& document, const ImportChecks& checks);
 
 }  // namespace gemmforge::db

@@ -28,8 +28,8 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
 }
 
 db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
-  return [&library](const std::string& template_name, const std::string& config_key,
-                    const KernelProblem& problem) {
+  return [&library](const std::string& template_name, const std::string& template_hash,
+                    const std::string& config_key, const KernelProblem& problem) {
     if (template_name == db::kVendorTemplate) {  // cuBLAS's own trial: it has no manifest
       // cuBLAS computes every type a problem may have (GemmEx); its trial has one config.
       if (config_key != db::kVendorConfig || !output_allowed(problem.dtype, problem.c_dtype)) {
@@ -40,6 +40,8 @@ db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
       return;
     }
     const KernelTemplate& kernel_template = library.get(template_name);  // NotFoundError names the known ones
+    // Another source's config is kept for the record, never served: this manifest need not read it.
+    if (template_hash != kernel_template.hash) return;
     const Manifest& manifest = kernel_template.manifest;
     require_eligible(kernel_template, problem);
     manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);

@@ -27,9 +27,10 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
                                           const std::string& config_key, const DeviceInfo& device,
                                           const KernelProblem& problem, std::string* why = nullptr);
 
-/// Import validator wired to the manifests: the template is known and computes the problem's dtype, and
-/// the config normalizes and satisfies the constraints that depend on the problem alone (device limits
-/// are checked again when a result is served); or it is cuBLAS's trial of an f32 problem.
+/// Import validator wired to the manifests: the template is known and, for a trial of its current source
+/// (template_hash), computes the problem's dtype, and the config normalizes and satisfies the constraints
+/// that depend on the problem alone (device limits are checked again when a result is served); or it is
+/// cuBLAS's trial of the problem's types. A trial of another source is stored but never served.
 db::ConfigValidator manifest_validator(const TemplateLibrary& library);
 
 }  // namespace gemmforge::runtime

@@ -74,8 +74,7 @@ ShippedResults::ShippedResults(const ResultFiles& files, const std::string& orig
     }
     db::ImportDocument document;
     try {
-      document = db::parse_import_document(parse_export_text(text, where), manifest_validator(library),
-                                           db::ImportChecks{}.error_bound);
+      document = db::parse_import_document(parse_export_text(text, where), import_checks(library));
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(fmt::format("{}: {}", where, e.what()));
     }
@@ -99,6 +98,7 @@ ShippedResults::ShippedResults(const ResultFiles& files, const std::string& orig
 std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, const KernelProblem& problem) {
   std::vector<std::pair<bool, db::TrialRecord>> found;  // (this card, result)
   for (const Entry& e : results_) {
+    if (!e.trial.servable) continue;  // measured with another source of its template
     if (e.trial.problem == problem && lower(devices_[e.device].name) == lower(device.name))
       found.emplace_back(devices_[e.device].uuid == device.uuid, e.trial);
   }
@@ -114,7 +114,7 @@ void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, mo
 std::vector<std::pair<DeviceInfo, db::TrialRecord>> ShippedResults::bests(int cc) const {
   std::vector<std::pair<DeviceInfo, db::TrialRecord>> found;
   for (const Entry& e : results_) {
-    if (devices_[e.device].cc() == cc) found.emplace_back(devices_[e.device], e.trial);
+    if (e.trial.servable && devices_[e.device].cc() == cc) found.emplace_back(devices_[e.device], e.trial);
   }
   return found;
 }

@@ -28,8 +28,10 @@ ResultFiles result_files_in(const std::string& folder);
 
 class ShippedResults : public ResultSource {
  public:
-  /// Validates every export against the manifests and reads the index of every bundle. Throws
+  /// Validates every export as `gemmforge import` does and reads the index of every bundle. Throws
   /// InvalidArgumentError naming the file and the fault for a file that is not a valid export or bundle.
+  /// Results measured with another source of their template are kept (their cuBLAS times still count) but
+  /// never served, nor fitted, nor listed by bests().
   ShippedResults(const ResultFiles& files, const std::string& origin, const TemplateLibrary& library);
 
   const std::string& label() const override { return label_; }
@@ -41,7 +43,8 @@ class ShippedResults : public ResultSource {
   size_t results() const { return results_.size(); }
   size_t trials() const { return trials_.size(); }
 
-  /// Every result (a problem's best on a device) of devices of compute capability `cc`, with its device.
+  /// Every servable result (a problem's best on a device) of devices of compute capability `cc`, with its
+  /// device.
   std::vector<std::pair<DeviceInfo, db::TrialRecord>> bests(int cc) const;
 
   /// The shipped cubin stored under a cache key (rtc::KernelSpec::cubin_key), or empty.

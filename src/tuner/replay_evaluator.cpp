@@ -56,8 +56,9 @@ std::vector<RecordedTable> load_recorded_tables(const nlohmann::json& document,
   }
   db::Database database = db::Database::open(":memory:");
   db::ImportChecks checks;
-  checks.validate = [&](const std::string& template_name, const std::string& config_key,
-                        const KernelProblem& problem) {
+  // Recorded configs are read with this build's manifests whatever source recorded them.
+  checks.validate = [&](const std::string& template_name, const std::string& /*template_hash*/,
+                        const std::string& config_key, const KernelProblem& problem) {
     const Manifest& manifest = library.get(template_name).manifest;
     manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);
   };

@@ -46,7 +46,7 @@ inline GeneratedExport write_generated_export(const std::string& path, int64_t p
   for (const Config& seed : simt.manifest.seeds()) {
     try {
       for (int64_t i : {first, first + 2047, first + problems - 1}) {
-        validate("sgemm_simt", seed.key(), generated_problem(i));
+        validate("sgemm_simt", simt.hash, seed.key(), generated_problem(i));
       }
       configs.push_back(seed.key());
     } catch (const std::exception&) {

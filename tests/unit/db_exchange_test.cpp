@@ -124,7 +124,8 @@ void populate(Database& db) {
                          "breaks BM % 32 == 0"));
 }
 
-void test_validator(const std::string& template_name, const std::string& config_key, const KernelProblem&) {
+void test_validator(const std::string& template_name, const std::string& /*template_hash*/,
+                    const std::string& config_key, const KernelProblem&) {
   if (template_name != "sgemm_simt") throw NotFoundError("unknown template '" + template_name + "'");
   if (config_key.rfind("BM=3,", 0) == 0)
     throw InvalidArgumentError("config " + config_key + " breaks BM % 16 == 0");
@@ -391,9 +392,8 @@ TEST(DbExchange, ValidatorSeesEachEntryButNotTrialsRecordedAsInvalid) {
   std::vector<std::string> seen;
   Database target = Database::open(":memory:");
   import_json(target, exported, ImportPolicy::kFaster,
-              [&](const std::string& name, const std::string& key, const KernelProblem& p) {
-                seen.push_back(name + " " + key + " " + p.to_string());
-              });
+              [&](const std::string& name, const std::string& /*hash*/, const std::string& key,
+                  const KernelProblem& p) { seen.push_back(name + " " + key + " " + p.to_string()); });
   EXPECT_EQ(seen.size(), 3u + 6u);  // 3 results, 7 trials of which one is 'invalid'
   EXPECT_EQ(seen.front(), "sgemm_simt BM=128,BN=64,BK=8 f32 nn 1024x768x512 align 4/4/2");
   EXPECT_EQ(

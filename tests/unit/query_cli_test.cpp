@@ -19,7 +19,7 @@ class QueryCli : public ::testing::Test {
  protected:
   // The tool with the test exports as shipped results and no user database unless --db names one.
   CommandResult gemmforge(const std::string& arguments) const {
-    return run_command("GEMMFORGE_TUNED_DIR='" + test_data("") + "' GEMMFORGE_DB='" +
+    return run_command("GEMMFORGE_TUNED_DIR='" + current_results() + "' GEMMFORGE_DB='" +
                        folder_.file("absent.db") + "' " + gemmforge_tool() + " " + arguments);
   }
   json query_json(const std::string& arguments) const {
@@ -127,7 +127,7 @@ TEST_F(QueryCli, ARejectedImportExitsWithAnErrorAndChangesNothing) {
     record(database, gpu, problem(4096, 4096, 4096), seed(0), 2.25);
   }
   const json before = contents(db::Database::open(path));
-  json bad = json::parse(std::ifstream(test_data("shipped_h200.json")));
+  json bad = json::parse(std::ifstream(current_results("shipped_h200.json")));
   bad["results"][2]["config"] = seed(0, {{"BK", 16}, {"UNROLL_K", 8}}).key();  // 8 unrolled groups of 4 > 16
   const std::string file = folder_.file("bad.json");
   std::ofstream(file) << bad.dump();

@@ -29,7 +29,7 @@ class QueryModelLookup : public ::testing::Test {
  protected:
   SharedDatabase user_db_{db::Database::open(":memory:")};
   TunedSource user_{user_db_, "test database"};
-  runtime::ShippedResults shipped_{runtime::result_files_in(test_data("")), "tests/data",
+  runtime::ShippedResults shipped_{runtime::result_files_in(current_results()), "tests/data",
                                    TemplateLibrary::instance()};
 };
 

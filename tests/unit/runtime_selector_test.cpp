@@ -174,7 +174,7 @@ TEST_F(RuntimeSelector, TheModelFitsTheAlignmentOfTheAskedProblem) {
 }
 
 TEST_F(RuntimeSelector, AnotherGpuModelsMeasurementOfTheProblemIsScaledNotServedAsExact) {
-  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+  runtime::ShippedResults shipped(runtime::result_files_in(current_results()), "tests/data",
                                   TemplateLibrary::instance());
   model::TrainingData data;
   shipped.add_measurements(90, TemplateLibrary::instance(), data);
@@ -221,7 +221,7 @@ TEST_F(RuntimeSelector, WithoutMeasurementsTheAnalyticModelRanksTheSeeds) {
 }
 
 TEST_F(RuntimeSelector, EveryAnswerIsValidForTheAskedShape) {
-  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+  runtime::ShippedResults shipped(runtime::result_files_in(current_results()), "tests/data",
                                   TemplateLibrary::instance());
   const std::vector<DeviceInfo> devices = {h100_card_, model("NVIDIA H200", "sm_90", "GPU-h200"),
                                            model("NVIDIA A100-SXM4-40GB", "sm_80", "GPU-a100"),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
@@ -28,7 +29,7 @@ TEST(RuntimeShipped, EveryBuiltInDeviceShipsResultsAndTheirCuBlasTimes) {
 }
 
 TEST(RuntimeShipped, ExactResultsAreTheBestsOfTheAskedGpuModel) {
-  runtime::ShippedResults shipped(runtime::result_files_in(test_data("")), "tests/data",
+  runtime::ShippedResults shipped(runtime::result_files_in(current_results()), "tests/data",
                                   TemplateLibrary::instance());
   ASSERT_EQ(shipped.results(), 3u);
   const std::vector<DeviceInfo> devices = shipped.devices();
@@ -102,6 +103,31 @@ TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchite
     ++checked;
   }
   EXPECT_GE(checked, 12u);
+}
+
+// A result measured with another source of its template (tests/data's placeholder hash) may name parameters
+// and values this manifest no longer has: it is read, and its cuBLAS time counts, but it is never served,
+// fitted or bundled.
+TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsKeptButNeverServed) {
+  TempFolder folder;
+  {
+    nlohmann::json document = nlohmann::json::parse(std::ifstream(test_data("shipped_h200.json")));
+    ASSERT_NE(document["results"][0]["template_hash"], TemplateLibrary::instance().get("sgemm_simt").hash);
+    document["results"][0]["config"] = "BM=3,BN=5";  // outside every domain of today's sgemm_simt
+    std::ofstream(folder.file("old.json")) << document.dump();
+  }
+  runtime::ShippedResults shipped(runtime::result_files_in(folder.file("")), "shipped",
+                                  TemplateLibrary::instance());
+  ASSERT_EQ(shipped.results(), 3u);
+  model::TrainingData data;
+  shipped.add_measurements(90, TemplateLibrary::instance(), data);
+  EXPECT_TRUE(data.kernels.empty());
+  EXPECT_EQ(data.vendor.size(), 3u);
+  EXPECT_TRUE(shipped.bests(90).empty());
+  for (const DeviceInfo& device : shipped.devices()) {
+    for (const model::VendorMeasurement& v : data.vendor)
+      EXPECT_TRUE(shipped.exact(device, v.problem).empty()) << v.problem.to_string();
+  }
 }
 
 TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {
