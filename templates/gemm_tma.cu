@@ -49,13 +49,14 @@
 //
 // FP32 (ELEM = 0, PRODUCTS = 3): gemm_tma_split first writes each operand as two TF32 parts, big and
 // small, K-major into the workspace (tf32_split.cuh): A's big rows over its small rows, then B's. The main
-// kernel runs the TF32 kernel on them with three stages per K stage, small(A) big(B), big(A) small(B) and
-// big(A) big(B): the same boxes, their rows offset by M or N where they read a small part. Its K ranges run
-// over three times K (in_frame), so split-K and stream-K share the products out like any K iterations.
-// Rows past M or N of a tile read the next part's rows instead of zeros; they only reach rows and columns of
-// C that are not stored. The tensor cores round their accumulation toward zero, which over a long K adds up
+// kernel runs the TF32 kernel on them, each stage holding both parts of A's and of B's tiles (kParts), the
+// small parts' boxes at rows offset by M or N. The consumers sum three products per stage, small(A) big(B),
+// big(A) small(B) and big(A) big(B), so each part crosses from L2 once per K stage. Rows past M or N of a
+// tile read the next part's rows instead of zeros; they only reach rows and columns of C that are not
+// stored. The tensor cores round their accumulation toward zero, which over a long K adds up
 // to a bias well above FP32's own error (2.9e-5 relative at K = 4096, against 4e-7 for cuBLAS SGEMM): every
-// FOLD stages are summed into fresh accumulators that FP32 adds, rounding to nearest, into the tile's sums.
+// FOLD stages (three products each) are summed into fresh accumulators that FP32 adds, rounding to nearest,
+// into the tile's sums.
 //
 // Parameters come from gemm_tma.json.
 #include "operand_realign.cuh"
@@ -92,13 +93,15 @@ constexpr int kBoxElems = kBK;        // M or N elements of an MN-major box: 128
 constexpr int kBoxBytes = kBK * 128;  // an MN-major box: 128 bytes of M or N by kBK rows of K
 constexpr int kATileBytes = kBM * 128;
 constexpr int kBTileBytes = kBN * 128;
-constexpr int kStageBytes = kATileBytes + kBTileBytes;
+constexpr int kParts = PRODUCTS == 3 ? 2 : 1;  // tiles of each operand a stage holds: its parts, or itself
+constexpr int kPartBytes = kATileBytes + kBTileBytes;
+constexpr int kStageBytes = kParts * kPartBytes;  // [A big][B big][A small][B small], or [A][B]
 // With STAGE_C, a buffer per consumer warp through which it stores C.
 constexpr int kStagingBytes = STAGE_C ? kConsumerGroups * 4 * gf::kStagedWarpFloats * 4 : 0;
 constexpr unsigned kSmemBytes =
     STAGES * kStageBytes + 1024 + 2 * STAGES * 8 + kStagingBytes;  // tiles, alignment, barriers, staging
 constexpr bool kAllTma = TMA_A && TMA_B;
-constexpr unsigned kTmaBytes = (TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0);
+constexpr unsigned kTmaBytes = kParts * ((TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0));
 constexpr int kFillBatch = 8;  // 16-byte chunks a producer thread has in flight while filling a stage
 // The register split (setmaxnreg): the producer keeps PRODUCER_REGS and gives the rest of its share to the
 // consumers, who may take no more than the block was given at launch (kThreads times the registers ptxas
@@ -229,32 +232,13 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
   return SWAP ? &maps.a : &maps.b;
 }
 
-// Where a stage's boxes lie: the first row of A and of B it reads and its K. With PRODUCTS = 3 the K
-// stage `k` of the frame is product k / kBK % 3 of K stage k / kBK / 3, its rows offset into A's or B's
-// small part: small(A) big(B), then big(A) small(B), then big(A) big(B).
-struct StageOrigin {
-  int a_row;
-  int b_row;
-  int k0;
-};
-
-__device__ __forceinline__ StageOrigin stage_origin(const GemmArgs& args, int m0, int n0, int k) {
-  if constexpr (PRODUCTS == 3) {
-    const int step = k / kBK;
-    const int product = step % 3;
-    return StageOrigin{m0 + (product == 0 ? args.m : 0), n0 + (product == 1 ? args.n : 0), step / 3 * kBK};
-  } else {
-    return StageOrigin{m0, n0, k};
-  }
-}
-
-// One stage's boxes of the operands TMA copies, completing kTmaBytes of `full`: A's rows (K-major: one box
-// of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN rows per consumer
-// column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads the r-th of every
-// CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block of the cluster.
-__device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, const StageOrigin& origin,
-                                           unsigned long long* full) {
-  const int m0 = origin.a_row, n0 = origin.b_row, k0 = origin.k0;
+// The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
+// rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
+// rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
+// the r-th of every CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block
+// of the cluster.
+__device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
+                                          unsigned long long* full) {
   if constexpr (!TMA_A) {
   } else if constexpr (A_MN) {
 #pragma unroll
@@ -289,6 +273,15 @@ __device__ __forceinline__ void load_stage(const TensorMaps& maps, char* stage, 
     for (int column = 0; column < WGN; ++column)
       gf::tma_load(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
   }
+}
+
+// A stage's boxes, completing kTmaBytes of `full`: its one part, or with PRODUCTS = 3 the big parts' boxes
+// and then the small parts', which lie M rows below in A's parts and N rows below in B's.
+__device__ __forceinline__ void load_stage(const GemmArgs& args, const TensorMaps& maps, char* stage, int m0,
+                                           int n0, int k0, unsigned long long* full) {
+#pragma unroll
+  for (int part = 0; part < kParts; ++part)
+    load_part(maps, stage + part * kPartBytes, m0 + part * args.m, n0 + part * args.n, k0, full);
 }
 
 // Fills the tile of an operand TMA does not copy (kRows of M or N by kBK of K) from `p`, through the
@@ -363,11 +356,11 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
         gf::mbarrier_wait(empty + stage, ((use / STAGES) & 1) ^ 1);
         if constexpr (kAllTma) {
           gf::mbarrier_arrive_expect(full + stage, kTmaBytes);
-          load_stage(maps, tiles, stage_origin(args, work.m0, work.n0, k0), full + stage);
+          load_stage(args, maps, tiles, work.m0, work.n0, k0, full + stage);
         } else {
           if (kTmaBytes > 0 && threadIdx.x == 0) {
             gf::mbarrier_expect(full + stage, kTmaBytes);
-            load_stage(maps, tiles, stage_origin(args, work.m0, work.n0, k0), full + stage);
+            load_stage(args, maps, tiles, work.m0, work.n0, k0, full + stage);
           }
           fill_stage(args, tiles, work.m0, work.n0, k0);
           gf::fence_proxy_async();
@@ -382,17 +375,16 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
   });
 }
 
-// A consumer's wgmmas over one stage, both operands from shared memory: four K steps, one commit group. (With
-// RS_A the consumers run issue_stage_rs, and this compiles to nothing.)
-__device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
-                                            float (&d)[kTilesN][4]) {
+// A consumer's wgmmas of one product over a stage's four K steps, both operands from shared memory: A's tile
+// (or part) at `a`, B's at `b`. The first step starts the accumulators afresh if `fresh`. (With RS_A this
+// compiles to nothing.)
+__device__ __forceinline__ void issue_product(const char* a, const char* b, int wg_m, int wg_n, bool fresh,
+                                              float (&d)[kTilesN][4]) {
   if constexpr (!RS_A) {
-    const char* a = stage + wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
-    const char* b = stage + kATileBytes + wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
+    a += wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
+    b += wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
     constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
     constexpr int kBStep = B_MN ? 16 * 128 : 32;
-    gf::fence_accumulators(d);
-    gf::wgmma_fence();
 #pragma unroll
     for (int step = 0; step < kKSteps; ++step) {
       const unsigned long long desc_a = A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes)
@@ -400,6 +392,26 @@ __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_
       const unsigned long long desc_b = B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes)
                                              : gf::smem_descriptor(b + kBStep * step);
       gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, fresh && step == 0 ? 0 : 1);
+    }
+  }
+}
+
+// A consumer's wgmmas over one stage as one commit group: its product, or with PRODUCTS = 3 small(A) big(B),
+// big(A) small(B) and big(A) big(B), the small terms first. (With RS_A the consumers run issue_stage_rs,
+// and this compiles to nothing.)
+__device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
+                                            float (&d)[kTilesN][4]) {
+  if constexpr (!RS_A) {
+    const char* a = stage;
+    const char* b = stage + kATileBytes;
+    gf::fence_accumulators(d);
+    gf::wgmma_fence();
+    if constexpr (PRODUCTS == 3) {
+      issue_product(a + kPartBytes, b, wg_m, wg_n, fresh, d);
+      issue_product(a, b + kPartBytes, wg_m, wg_n, false, d);
+      issue_product(a, b, wg_m, wg_n, false, d);
+    } else {
+      issue_product(a, b, wg_m, wg_n, fresh, d);
     }
     gf::wgmma_commit();
     gf::fence_accumulators(d);
@@ -579,15 +591,10 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
 }
 
 // Runs body(frame) on the problem the block computes: the call's; with SWAP its transpose C^T = B^T A^T
-// (A and B, their leading dimensions, M and N exchanged; C stays the call's and is stored transposed); with
-// PRODUCTS = 3 the call's over a K three times as long, rounded up to whole stages per product.
+// (A and B, their leading dimensions, M and N exchanged; C stays the call's and is stored transposed).
 template <typename Body>
 __device__ __forceinline__ void in_frame(const GemmArgs& args, Body&& body) {
-  if constexpr (PRODUCTS == 3) {
-    GemmArgs products = args;
-    products.k = 3 * ((args.k + kBK - 1) / kBK * kBK);
-    body(static_cast<const GemmArgs&>(products));
-  } else if constexpr (SWAP) {
+  if constexpr (SWAP) {
     GemmArgs transposed = args;
     transposed.a = args.b, transposed.b = args.a;
     transposed.lda = args.ldb, transposed.ldb = args.lda;

@@ -451,11 +451,8 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
         fmt::format("{}: launch.k_products is {}; it must be 1 or 3 (TF32 products of split operands)",
                     origin_, g.k_products));
   }
-  g.k_extent = g.splits_operands()
-                   ? g.k_products * ((problem.k + g.k_granule - 1) / g.k_granule * g.k_granule)
-                   : problem.k;
   // Every slice but the last covers a whole number of granules; slices left empty are dropped.
-  const int64_t k = std::max<int64_t>(g.k_extent, 1);
+  const int64_t k = std::max<int64_t>(problem.k, 1);
   g.k_per_split = (k + requested - 1) / requested;
   g.k_per_split = (g.k_per_split + g.k_granule - 1) / g.k_granule * g.k_granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
@@ -497,9 +494,9 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.
   const int64_t stream_waves = launch_.stream_waves.evaluate(symbols.data());
   const int64_t wave = std::max<int64_t>(1, launch_.wave.evaluate(symbols.data()));
-  if (stream_waves > 0 && g.split_k == 1 && g.k_extent > 0 && g.tiles % wave != 0) {
+  if (stream_waves > 0 && g.split_k == 1 && problem.k > 0 && g.tiles % wave != 0) {
     const int64_t streamed = std::min(g.tiles, g.tiles % wave + (stream_waves - 1) * wave);
-    const int64_t iterations = streamed * ((g.k_extent + g.k_granule - 1) / g.k_granule);
+    const int64_t iterations = streamed * ((problem.k + g.k_granule - 1) / g.k_granule);
     const int64_t per_block = (iterations + wave - 1) / wave;
     g.whole_tiles = g.tiles - streamed;
     g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work

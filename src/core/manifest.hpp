@@ -78,10 +78,8 @@ struct LaunchGeometry {
   /// first splits each operand into TF32 parts, big = tf32(x) and small = tf32(x - big), K-major in the
   /// workspace (A's big rows over its small rows, then B's likewise, rows `parts_ld` floats apart from
   /// byte `parts_offset`), and the main kernel sums small(A) big(B), big(A) small(B) and big(A) big(B)
-  /// per stage of K: its K ranges run over `k_extent` = 3 x K rounded up to the K granule. 1: no split.
+  /// per stage of K. 1: no split.
   int64_t k_products = 1;
-  /// K the kernel's slices and stream-K iterations cover: the problem's K, or as above.
-  int64_t k_extent = 0;
   int64_t parts_ld = 0;
   int64_t parts_offset = 0;
   int64_t parts_b = 0;  ///< floats from A's parts to B's: A's 2 m rows

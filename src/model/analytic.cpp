@@ -114,8 +114,8 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   const bool stream = f.stream_blocks > 0;
   e.waves = count_waves(stream ? f.whole_tiles + f.stream_blocks : f.tiles * f.split_k,
                         e.occupancy.blocks_per_sm, device.sm_count);
-  const double flops_per_k = 2.0 * f.tile_m * f.tile_n;
-  const double bytes_per_k = static_cast<double>(element_bytes) * (f.tile_m + f.tile_n);
+  const double flops_per_k = 2.0 * f.tile_m * f.tile_n * f.k_products;
+  const double bytes_per_k = static_cast<double>(element_bytes) * (f.tile_m + f.tile_n) * f.operand_parts;
   e.flops_per_byte = bytes_per_k > 0 ? flops_per_k / bytes_per_k : 0;
   if (e.occupancy.blocks_per_sm == 0 || device.sm_count <= 0) {
     e.time_ms = e.main_loop_ms = std::numeric_limits<double>::infinity();

@@ -97,11 +97,13 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.stream_blocks = geometry.stream_blocks;
   if (f.stream_blocks > 0) {
     const int64_t iterations =
-        (f.tiles - f.whole_tiles) * ((geometry.k_extent + geometry.k_granule - 1) / geometry.k_granule);
+        (f.tiles - f.whole_tiles) * ((problem_.k + geometry.k_granule - 1) / geometry.k_granule);
     f.stream_k = (iterations + f.stream_blocks - 1) / f.stream_blocks * geometry.k_granule;
   }
   f.parallel_split = geometry.partial_bytes > 0;
   f.operand_pass_bytes = geometry.operand_pass_bytes();
+  f.k_products = geometry.k_products;
+  f.operand_parts = geometry.splits_operands() ? 2 : 1;
   if (geometry.uses_tensor_maps()) {
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);

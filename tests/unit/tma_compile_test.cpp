@@ -165,9 +165,9 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
 }
 
 // FP32: the operands are split into TF32 parts first, K-major in the workspace after nothing else (the K
-// split is serial), rows of K rounded up to 16 bytes; the kernel's K ranges run over three products of K
-// rounded up to whole stages, so K slices and stream-K share the products out.
-TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
+// split is serial), rows of K rounded up to 16 bytes; each stage holds both parts of A and B, so K slices
+// and stream-K share out the problem's K, and a stage takes twice the shared memory of a TF32 one.
+TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   const Manifest& manifest = tma().manifest;
   Config fp32;
@@ -179,7 +179,8 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
   const LaunchGeometry g = manifest.geometry(fp32, tn, device);
   EXPECT_TRUE(g.splits_operands());
   EXPECT_EQ(g.k_products, 3);
-  EXPECT_EQ(g.k_extent, 3 * 1024);  // 1001 rounded up to stages of 32
+  const int64_t stages = fp32.at("STAGES"), rows = 64 * fp32.at("WGM") + fp32.at("WN") * fp32.at("WGN");
+  EXPECT_GE(g.smem_bytes, stages * 2 * rows * 128);  // big and small tiles of A and B, 128 bytes of K a row
   EXPECT_EQ(g.parts_ld, 1004);
   EXPECT_EQ(g.parts_offset, 0);
   EXPECT_EQ(g.parts_b, 2 * 1000 * 1004);  // B's parts after A's big and small rows
@@ -190,8 +191,8 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsAndTriplesTheKItWalks) {
   split.set("PERSISTENT", 0), split.set("SPLIT_K", 3);
   const LaunchGeometry s = manifest.geometry(split, tn, device);
   EXPECT_EQ(s.split_k, 3);
-  EXPECT_EQ(s.k_per_split, 1024);  // a third of the products' K each
-  EXPECT_EQ(s.parts_offset, 0);    // serial slices add into C
+  EXPECT_EQ(s.k_per_split, 352);  // a third of K, rounded up to whole stages of 32
+  EXPECT_EQ(s.parts_offset, 0);   // serial slices add into C
   // Parallel slices leave their partial tiles (BM x BN floats each) first, the parts after them.
   split.set("SPLIT_PAR", 1);
   ASSERT_TRUE(manifest.violations(split, &device, &tn).empty());
