@@ -161,7 +161,12 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     const int64_t streamed = f.tiles - f.whole_tiles;
     const double segments_per_tile =
         streamed > 0 ? static_cast<double>(f.stream_blocks + streamed - 1) / streamed : 1;
-    e.split_k_ms = std::max(0.0, segments_per_tile - 1) * handoff_ms;
+    // A stream block's segments after its first start their loads anew and store a tile with nothing to
+    // overlap, as a round of block starts does.
+    const double segments_per_block =
+        f.stream_blocks > 0 ? static_cast<double>(f.stream_blocks + streamed - 1) / f.stream_blocks : 1;
+    e.split_k_ms = std::max(0.0, segments_per_tile - 1) * handoff_ms +
+                   std::max(0.0, segments_per_block - 1) * kBlockStartMs;
   } else {
     e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
     if (f.split_k > 1) {
