@@ -36,9 +36,11 @@ typedef enum { GEMMFORGE_OP_N = 0, GEMMFORGE_OP_T = 1, GEMMFORGE_OP_C = 2 } gemm
 typedef enum { GEMMFORGE_R_32F = 0, GEMMFORGE_R_16F = 2, GEMMFORGE_R_16BF = 14 } gemmforgeDataType_t;
 
 /** How products are computed and summed, with the values of cublasComputeType_t. Every one sums in FP32 with
- *  alpha and beta given as floats. 32F and 32F_PEDANTIC multiply the stored values as they are (for FP32
- *  operands, FP32 FFMA-level accuracy); 32F_FAST_TF32 lets FP32 operands be rounded to TF32 for the tensor
- *  cores; 32F_FAST_16F and 32F_FAST_16BF allow it without requiring it (gemmforge computes them as 32F). */
+ *  alpha and beta given as floats. 32F multiplies the stored values as they are: for FP32 operands at FP32
+ *  FFMA-level accuracy, by FFMA or by three TF32 tensor-core products of operands split into two parts each.
+ *  32F_PEDANTIC computes FP32 operands by plain FFMA only (16-bit ones as 32F). 32F_FAST_TF32 lets FP32
+ *  operands be rounded to TF32 for the tensor cores; 32F_FAST_16F and 32F_FAST_16BF allow it without
+ *  requiring it (gemmforge computes them as 32F). */
 typedef enum {
   GEMMFORGE_COMPUTE_32F = 68,
   GEMMFORGE_COMPUTE_32F_PEDANTIC = 69,

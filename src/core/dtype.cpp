@@ -15,10 +15,11 @@ constexpr int kCudaR32F = 0;
 constexpr int kCudaR16F = 2;
 constexpr int kCudaR16BF = 14;
 constexpr int kComputeF32 = 68;          // CUBLAS_COMPUTE_32F
+constexpr int kComputeF32Pedantic = 69;  // CUBLAS_COMPUTE_32F_PEDANTIC
 constexpr int kComputeF32FastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
 
 // Indexed by Dtype.
-constexpr std::array<DtypeFacts, 4> kFacts = {{
+constexpr std::array<DtypeFacts, 5> kFacts = {{
     {Dtype::kF32, "f32", 4, kCudaR32F, kComputeF32, false, 1e-5, 0x1p-23},
     // TF32 operands keep 10 mantissa bits: a product of two operands truncated to TF32 differs from one
     // rounded otherwise, or from the FP32 product cuBLAS computes where its tensor-core kernels do not run,
@@ -26,6 +27,8 @@ constexpr std::array<DtypeFacts, 4> kFacts = {{
     {Dtype::kTf32, "tf32", 4, kCudaR32F, kComputeF32FastTf32, true, 4e-3, 0x1p-23},
     {Dtype::kF16, "f16", 2, kCudaR16F, kComputeF32, true, 1e-4, 0x1p-10},
     {Dtype::kBf16, "bf16", 2, kCudaR16BF, kComputeF32, true, 1e-4, 0x1p-7},
+    // FP32 by plain FFMA, against cuBLAS's pedantic FP32 (no reduced-precision shortcut either).
+    {Dtype::kFfma, "ffma", 4, kCudaR32F, kComputeF32Pedantic, false, 1e-5, 0x1p-23},
 }};
 
 }  // namespace
@@ -41,8 +44,9 @@ int element_bytes(Dtype dtype) noexcept {
 
 bool dtype_from_cuda(int cuda_data_type, Dtype& dtype) noexcept {
   for (const DtypeFacts& facts : kFacts) {
-    // FP32 storage means FP32; TF32 is a compute type, never a storage type.
-    if (facts.cuda_data_type == cuda_data_type && facts.dtype != Dtype::kTf32) {
+    // FP32 storage means FP32; TF32 and FFMA are ways to multiply it, never storage types.
+    if (facts.cuda_data_type == cuda_data_type && facts.dtype != Dtype::kTf32 &&
+        facts.dtype != Dtype::kFfma) {
       dtype = facts.dtype;
       return true;
     }
@@ -70,7 +74,7 @@ std::vector<std::pair<Dtype, Dtype>> type_pairs() {
 }
 
 double peak_tflops(Dtype dtype, const DeviceInfo& device) noexcept {
-  if (dtype == Dtype::kF32) return device.fp32_peak_tflops();
+  if (dtype == Dtype::kF32 || dtype == Dtype::kFfma) return device.fp32_peak_tflops();
   // Dense multiply-adds per SM per clock of the tensor cores with FP32 accumulation for 16-bit operands:
   // 1024 on sm_80, 256 on the consumer parts (sm_86, sm_89), 2048 on sm_90 and newer (wgmma's rate;
   // mma.sync reaches part of it, which the fitted model learns). TF32 runs at half the 16-bit rate.

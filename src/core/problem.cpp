@@ -30,11 +30,11 @@ std::string KernelProblem::to_string() const {
 }
 
 Dtype default_output(Dtype dtype) noexcept {
-  return dtype == Dtype::kTf32 ? Dtype::kF32 : dtype;
+  return element_bytes(dtype) == 4 ? Dtype::kF32 : dtype;
 }
 
 bool output_allowed(Dtype input, Dtype output) noexcept {
-  if (input == Dtype::kF32 || input == Dtype::kTf32) return output == Dtype::kF32;
+  if (element_bytes(input) == 4) return output == Dtype::kF32;
   return output == input || output == Dtype::kF32;
 }
 

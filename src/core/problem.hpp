@@ -16,7 +16,8 @@ namespace gemmforge {
 /// b_trans == true:  it lives at B[j * ldb + p] (k is contiguous).
 /// A column-major call is the row-major problem of C^T, so both orders share one tuning result.
 struct KernelProblem {
-  /// Type of A and B, and how they are multiplied (kTf32: FP32 storage, TF32 tensor-core products).
+  /// Type of A and B, and how they are multiplied (kTf32: FP32 storage, TF32 tensor-core products; kFfma:
+  /// FP32 storage, FFMA only).
   Dtype dtype = Dtype::kF32;
   /// Storage type of C: FP32, or the 16-bit type of A and B (see output_dtypes()).
   Dtype c_dtype = Dtype::kF32;

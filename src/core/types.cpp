@@ -43,6 +43,8 @@ const char* to_string(Dtype dtype) noexcept {
       return "f16";
     case Dtype::kBf16:
       return "bf16";
+    case Dtype::kFfma:
+      return "ffma";
   }
   return "unknown";
 }
@@ -62,7 +64,9 @@ Dtype parse_dtype(const std::string& text) {
   if (lower == "tf32") return Dtype::kTf32;
   if (lower == "f16" || lower == "fp16" || lower == "half") return Dtype::kF16;
   if (lower == "bf16") return Dtype::kBf16;
-  throw InvalidArgumentError(fmt::format("unknown dtype '{}'; expected f32, tf32, f16 or bf16", text));
+  if (lower == "ffma" || lower == "f32-pedantic") return Dtype::kFfma;
+  throw InvalidArgumentError(
+      fmt::format("unknown dtype '{}'; expected f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA)", text));
 }
 
 Op parse_op(char letter) {

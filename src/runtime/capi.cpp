@@ -83,8 +83,13 @@ void ex_types(gemmforgeDataType_t a_type, gemmforgeDataType_t b_type, gemmforgeD
   if (!gemmforge::output_allowed(a, c)) {
     throw unsupported("C must have the operands' type, or FP32 for 16-bit operands");
   }
-  call.dtype =
-      a == gemmforge::Dtype::kF32 && compute == GEMMFORGE_COMPUTE_32F_FAST_TF32 ? gemmforge::Dtype::kTf32 : a;
+  // FP32 operands: rounded to TF32 where the caller allows it, by plain FFMA where it asks for pedantic
+  // arithmetic, else at FP32-level accuracy by any kernel that reaches it (three TF32 products too).
+  call.dtype = a;
+  if (a == gemmforge::Dtype::kF32 && compute == GEMMFORGE_COMPUTE_32F_FAST_TF32)
+    call.dtype = gemmforge::Dtype::kTf32;
+  if (a == gemmforge::Dtype::kF32 && compute == GEMMFORGE_COMPUTE_32F_PEDANTIC)
+    call.dtype = gemmforge::Dtype::kFfma;
   call.c_dtype = c;
 }
 

@@ -52,9 +52,12 @@ class ApiGemmEx : public GpuTest, public ::testing::WithParamInterface<std::stri
     return h;
   }
   double bound() const { return verification_tolerance(dtype_, c_dtype_); }
-  // TF32 is FP32 storage asked for with CUBLAS_COMPUTE_32F_FAST_TF32; everything else computes in FP32.
+  // TF32 is FP32 storage asked for with CUBLAS_COMPUTE_32F_FAST_TF32, FFMA with CUBLAS_COMPUTE_32F_PEDANTIC;
+  // everything else computes in FP32.
   gemmforgeComputeType_t compute() const {
-    return dtype_ == Dtype::kTf32 ? GEMMFORGE_COMPUTE_32F_FAST_TF32 : GEMMFORGE_COMPUTE_32F;
+    if (dtype_ == Dtype::kTf32) return GEMMFORGE_COMPUTE_32F_FAST_TF32;
+    if (dtype_ == Dtype::kFfma) return GEMMFORGE_COMPUTE_32F_PEDANTIC;
+    return GEMMFORGE_COMPUTE_32F;
   }
 
   // Runs one case through gemmforgeGemmEx, the way an application calls cublasGemmEx.
@@ -182,7 +185,7 @@ TEST_P(ApiGemmEx, StridedBatchesMatchCublas) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ApiGemmEx,
-                         ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32", "f32", "tf32"),
+                         ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32", "f32", "tf32", "ffma"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            const size_t arrow = name.find('>');

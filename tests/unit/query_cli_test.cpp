@@ -60,6 +60,20 @@ TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   EXPECT_NE(text.output.find("source    shipped results"), std::string::npos) << text.output;
 }
 
+// Pedantic FP32 is a problem of its own: the FP32 result of the same shape does not serve it, and only the
+// plain FFMA templates, or cuBLAS, may.
+TEST_F(QueryCli, PedanticFp32IsServedByFfmaKernelsOrCublasOnly) {
+  for (const char* shape : {"4096x4096x4096", "1x4096x4096", "1500x1500x1500"}) {
+    const json answer =
+        query_json(std::string("--dtype ffma --shape ") + shape + " --device-name 'NVIDIA H200' --no-vendor");
+    EXPECT_EQ(answer["level"], "model") << shape;
+    const std::string served = answer["template"].get<std::string>();
+    EXPECT_TRUE(served == "sgemm_simt" || served == "sgemm_skinny") << shape << ": " << served;
+  }
+  const json vendor = query_json("--dtype f32-pedantic --shape 1500x1500x1500 --device-name 'NVIDIA H200'");
+  EXPECT_TRUE(vendor["level"] == "model" || vendor["level"] == "vendor") << vendor.dump();
+}
+
 TEST_F(QueryCli, TheUsersDatabaseAnswersFirst) {
   const std::string path = folder_.file("user.db");
   {

@@ -273,7 +273,8 @@ Command register_compile(CLI::App& app) {
       ->capture_default_str()
       ->check(one_of({"nn", "nt", "tn", "tt"}));
   cmd->add_option("--dtype", o->dtype,
-                  "Operand type f32, tf32, f16 or bf16, with '>f32' for an FP32 C (bf16>f32); default: the "
+                  "Operand type f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA), with '>f32' for an FP32 C "
+                  "(bf16>f32); default: the "
                   "template's first");
   cmd->add_option("--order", o->order, "Storage order: row or col")
       ->capture_default_str()
