@@ -26,6 +26,10 @@ int exit_status(ErrorKind kind) noexcept;
 /// The table of exit statuses, for --help.
 std::string exit_status_help();
 
+/// The help text of every --dtype option, which a command may follow with what it does with the type.
+inline constexpr const char* kDtypeHelp =
+    "Operand type f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA), with '>f32' for an FP32 C (bf16>f32)";
+
 /// The help text of every --db option.
 inline constexpr const char* kDbHelp =
     "Tuning database (default: $GEMMFORGE_DB, else ~/.cache/gemmforge/gemmforge.db)";

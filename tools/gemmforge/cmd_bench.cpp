@@ -792,9 +792,7 @@ Command register_bench(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
-                  "Operand type f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA), with '>f32' for an FP32 C "
-                  "(bf16>f32); compared with "
-                  "cuBLAS GemmEx (SGEMM for f32)")
+                  std::string(kDtypeHelp) + "; compared with cuBLAS GemmEx (SGEMM for f32)")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--db", o->db,

@@ -272,10 +272,7 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
       ->capture_default_str()
       ->check(one_of({"nn", "nt", "tn", "tt"}));
-  cmd->add_option("--dtype", o->dtype,
-                  "Operand type f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA), with '>f32' for an FP32 C "
-                  "(bf16>f32); default: the "
-                  "template's first");
+  cmd->add_option("--dtype", o->dtype, std::string(kDtypeHelp) + "; default: the template's first");
   cmd->add_option("--order", o->order, "Storage order: row or col")
       ->capture_default_str()
       ->check(one_of({"row", "col"}));

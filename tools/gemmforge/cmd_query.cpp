@@ -144,7 +144,7 @@ Command register_query(CLI::App& app) {
   cmd->add_option("--shape", o->shape, "Problem MxNxK")->required();
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, "Element type")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, kDtypeHelp)->capture_default_str();
   cmd->add_option("--device", o->device, "GPU of this machine: index, UUID or name (default: the first GPU)");
   cmd->add_option(
       "--device-name", o->device_name,

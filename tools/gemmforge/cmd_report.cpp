@@ -109,7 +109,7 @@ Command register_report(CLI::App& app) {
   cmd->add_option("--device", o->device, "Only this GPU: UUID or (part of) its name, as recorded");
   cmd->add_option("--shape", o->shapes, "Only problems of this MxNxK (repeatable)");
   cmd->add_option("--layout", o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
-  cmd->add_option("--dtype", o->dtype, "With --shape: the problems' type (f32, f16, bf16, bf16>f32, ...)")
+  cmd->add_option("--dtype", o->dtype, std::string("With --shape: the problems' type. ") + kDtypeHelp)
       ->capture_default_str();
   cmd->add_option("--order", o->order, "With --shape: storage order the shape is given in, row or col")
       ->capture_default_str()

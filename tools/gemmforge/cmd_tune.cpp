@@ -426,9 +426,7 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
   cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
-                  "Operand type f32, tf32, f16, bf16 or ffma (FP32 by plain FFMA), with '>f32' for an FP32 C "
-                  "(bf16>f32); verified against "
-                  "cuBLAS GemmEx with FP32 accumulation")
+                  std::string(kDtypeHelp) + "; verified against cuBLAS GemmEx with FP32 accumulation")
       ->capture_default_str();
   cmd->add_option("--align", o->align,
                   "Vector width in elements (1, 2 or 4; 8 for 16-bit types) of A, B and C, e.g. 4,4,1: the "
