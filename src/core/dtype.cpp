@@ -74,7 +74,7 @@ std::vector<std::pair<Dtype, Dtype>> type_pairs() {
 }
 
 double peak_tflops(Dtype dtype, const DeviceInfo& device) noexcept {
-  if (dtype == Dtype::kF32 || dtype == Dtype::kFfma) return device.fp32_peak_tflops();
+  if (!dtype_facts(dtype).tensor_cores) return device.fp32_peak_tflops();
   // Dense multiply-adds per SM per clock of the tensor cores with FP32 accumulation for 16-bit operands:
   // 1024 on sm_80, 256 on the consumer parts (sm_86, sm_89), 2048 on sm_90 and newer (wgmma's rate;
   // mma.sync reaches part of it, which the fitted model learns). TF32 runs at half the 16-bit rate.

@@ -97,6 +97,8 @@ struct LaunchGeometry {
 
   bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
   bool splits_operands() const { return k_products > 1; }
+  /// Tiles of each operand a block loads per unit of K: big and small parts when split, else the operand.
+  int64_t operand_parts() const { return splits_operands() ? 2 : 1; }
   bool copies_operands() const { return copy_ld_a > 0 || copy_ld_b > 0; }
   /// Bytes that the pass over the operands before the main kernel moves through device memory: the split
   /// reads A and B and writes their two parts; the copies read what they write.

@@ -158,13 +158,13 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     // Whole tiles in full waves, then one wave of stream blocks; each streamed tile's segments add into
     // C one after the other.
     e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
+    // The stream blocks' ranges cut the streamed tiles into this many segments. A stream block's segments
+    // after its first start their loads anew and store a tile with nothing to overlap, as a round of block
+    // starts does.
     const int64_t streamed = f.tiles - f.whole_tiles;
-    const double segments_per_tile =
-        streamed > 0 ? static_cast<double>(f.stream_blocks + streamed - 1) / streamed : 1;
-    // A stream block's segments after its first start their loads anew and store a tile with nothing to
-    // overlap, as a round of block starts does.
-    const double segments_per_block =
-        f.stream_blocks > 0 ? static_cast<double>(f.stream_blocks + streamed - 1) / f.stream_blocks : 1;
+    const double segments = static_cast<double>(f.stream_blocks + streamed - 1);
+    const double segments_per_tile = streamed > 0 ? segments / streamed : 1;
+    const double segments_per_block = f.stream_blocks > 0 ? segments / f.stream_blocks : 1;
     e.split_k_ms = std::max(0.0, segments_per_tile - 1) * handoff_ms +
                    std::max(0.0, segments_per_block - 1) * kBlockStartMs;
   } else {

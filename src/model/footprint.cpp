@@ -103,7 +103,7 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.parallel_split = geometry.partial_bytes > 0;
   f.operand_pass_bytes = geometry.operand_pass_bytes();
   f.k_products = geometry.k_products;
-  f.operand_parts = geometry.splits_operands() ? 2 : 1;
+  f.operand_parts = geometry.operand_parts();
   if (geometry.uses_tensor_maps()) {
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);

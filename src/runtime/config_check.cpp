@@ -27,6 +27,12 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
   }
 }
 
+bool current_source(const TemplateLibrary& library, const std::string& name, const std::string& hash) {
+  if (name == db::kVendorTemplate) return true;
+  const KernelTemplate* found = library.find(name);
+  return found != nullptr && found->hash == hash;
+}
+
 db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
   return [&library](const std::string& template_name, const std::string& template_hash,
                     const std::string& config_key, const KernelProblem& problem) {
@@ -41,7 +47,7 @@ db::ConfigValidator manifest_validator(const TemplateLibrary& library) {
     }
     const KernelTemplate& kernel_template = library.get(template_name);  // NotFoundError names the known ones
     // Another source's config is kept for the record, never served: this manifest need not read it.
-    if (template_hash != kernel_template.hash) return;
+    if (!current_source(library, template_name, template_hash)) return;
     const Manifest& manifest = kernel_template.manifest;
     require_eligible(kernel_template, problem);
     manifest.check(Config::parse_key(template_name, config_key), nullptr, &problem);

@@ -27,6 +27,10 @@ std::optional<CheckedConfig> check_config(const TemplateLibrary& library, const 
                                           const std::string& config_key, const DeviceInfo& device,
                                           const KernelProblem& problem, std::string* why = nullptr);
 
+/// Whether `hash` is the source of template `name` in this build (cuBLAS's trials, whose "hash" is its
+/// version, always are): results of any other source are stored but never served.
+bool current_source(const TemplateLibrary& library, const std::string& name, const std::string& hash);
+
 /// Import validator wired to the manifests: the template is known and, for a trial of its current source
 /// (template_hash), computes the problem's dtype, and the config normalizes and satisfies the constraints
 /// that depend on the problem alone (device limits are checked again when a result is served); or it is

@@ -174,9 +174,7 @@ db::ImportChecks import_checks(const TemplateLibrary& library, double error_boun
   db::ImportChecks checks;
   checks.validate = manifest_validator(library);
   checks.known_source = [&library](const std::string& name, const std::string& hash) {
-    if (name == db::kVendorTemplate) return true;  // cuBLAS's yardstick: its "hash" is its version
-    const KernelTemplate* found = library.find(name);
-    return found != nullptr && found->hash == hash;
+    return current_source(library, name, hash);
   };
   checks.error_bound = error_bound;
   return checks;
