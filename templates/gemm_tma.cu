@@ -10,10 +10,11 @@
 // gives its registers to the consumers (setmaxnreg).
 //
 // An operand TMA cannot address (its start or rows not 16-byte aligned, which an odd leading dimension
-// makes them) is either copied first into the workspace with aligned rows by gemm_tma_realign (COPY_A /
-// COPY_B, chosen by REALIGN), which TMA then reads like any operand, or (TMA_A / TMA_B = 0) copied by the
-// producer warpgroups instead (PRODUCERS: one or two), by realigned 16-byte loads through registers into
-// the same swizzled layout; the producers keep more registers for them. With two, each fills one operand
+// makes them) is either copied first into the workspace with aligned rows by gf_realign_operands
+// (operand_passes.cu; COPY_A / COPY_B, chosen by REALIGN), which TMA then reads like any operand, or
+// (TMA_A / TMA_B = 0) copied by the producer warpgroups instead (PRODUCERS: one or two), by realigned
+// 16-byte loads through registers into the same swizzled layout; the producers keep more registers for
+// them. With two, each fills one operand
 // where both need it, or both share the one. The stage's `full` barrier then waits for every producer
 // thread's arrival as well as TMA's bytes.
 //
@@ -47,8 +48,8 @@
 // through a buffer of its own so that lanes write consecutive columns in the widest vectors C's alignment
 // allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd.
 //
-// FP32 (ELEM = 0, PRODUCTS = 3): gemm_tma_split first writes each operand as two TF32 parts, big and
-// small, K-major into the workspace (tf32_split.cuh): A's big rows over its small rows, then B's. The main
+// FP32 (ELEM = 0, PRODUCTS = 3): gf_split_operands (operand_passes.cu) first writes each operand as two TF32
+// parts, big and small, K-major into the workspace: A's big rows over its small rows, then B's. The main
 // kernel runs the TF32 kernel on them, each stage holding both parts of A's and of B's tiles (kParts), the
 // small parts' boxes at rows offset by M or N. The consumers sum three products per stage, small(A) big(B),
 // big(A) small(B) and big(A) big(B), so each part crosses from L2 once per K stage. Rows past M or N of a
@@ -59,10 +60,9 @@
 // into the tile's sums.
 //
 // Parameters come from gemm_tma.json.
-#include "operand_realign.cuh"
+#include "segment_walk.cuh"
 #include "staged_store.cuh"
 #include "swizzled_fill.cuh"
-#include "tf32_split.cuh"
 #include "tma.cuh"
 #include "wgmma_major.cuh"
 
@@ -152,8 +152,8 @@ __device__ __forceinline__ Work tile_work(const GemmArgs& args, const gf::Segmen
   return Work{segment, tile_m * kBM, tile_n * kBN};
 }
 
-// Runs body(work) over the block's work: split-K / stream-K segments, or else the output tiles
-// blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent). A cluster walks
+// Runs body(work) over the block's work, from one call site: split-K / stream-K segments, or else the output
+// tiles blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent). A cluster walks
 // units of CLUSTER vertically adjacent tiles, its block of rank r taking tile row CLUSTER * unit row + r
 // (past the matrix when the tile rows do not divide evenly: that block still loads its share of B).
 template <typename Body>
@@ -169,13 +169,8 @@ __device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body)
       body(Work{gf::Segment{unit, 0, args.k}, (unit_m * CLUSTER + rank) * kBM, tile_n * kBN});
     }
   } else {
-    if (args.split_k > 1 || args.stream_blocks > 0) {
-      gf::for_each_segment<kBK>(args, [&](const gf::Segment& segment) { body(tile_work(args, segment)); });
-      return;
-    }
-    for (int tile = static_cast<int>(blockIdx.x); tile < args.tiles; tile += static_cast<int>(gridDim.x)) {
-      body(tile_work(args, gf::Segment{tile, 0, args.k}));
-    }
+    gf::SegmentWalk<kBK> walk(args);
+    for (gf::Segment segment; walk.next(segment);) body(tile_work(args, segment));
   }
 }
 
@@ -644,20 +639,3 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.
   if constexpr (CLUSTER > 1) gf::cluster_sync();
 }
-
-#if PRODUCTS == 3
-// The operands' TF32 parts, written before the main kernel runs (tf32_split.cuh).
-extern "C" __global__ void __launch_bounds__(kSplitThreads)
-    gemm_tma_split(const __grid_constant__ SplitArgs args) {
-  gf::split_operands(args);
-}
-#endif
-
-#if COPY_A || COPY_B
-// Copies of the operands TMA cannot address in place, with 16-byte-aligned rows, written before the main
-// kernel runs (operand_realign.cuh).
-extern "C" __global__ void __launch_bounds__(kRealignThreads)
-    gemm_tma_realign(const __grid_constant__ RealignArgs args) {
-  gf::realign_operands(args);
-}
-#endif

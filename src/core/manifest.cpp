@@ -201,6 +201,8 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.k_products = launch_expr("k_products", "1");
     m.launch_.copy_a = launch_expr("copy_a", "0");
     m.launch_.copy_b = launch_expr("copy_b", "0");
+    m.prepares_operands_ =
+        launch.contains("k_products") || launch.contains("copy_a") || launch.contains("copy_b");
     m.launch_.wave = launch_expr("wave", "device.sm_count");
     // How K slices are summed: the same for every config ("split_reduction"), or chosen by one
     // ("parallel_split", an expression: nonzero for the parallel reduction).

@@ -147,6 +147,9 @@ class Manifest {
   /// The one architecture the template's code is written for ("sm_90a": wgmma, setmaxnreg), or empty when
   /// it compiles for any device of compute capability min_cc() or newer, for the device's own arch.
   const std::string& arch() const { return arch_; }
+  /// Whether its configs may run the operand passes (templates/operand_passes.cu) before the main kernel:
+  /// its launch section gives k_products, copy_a or copy_b.
+  bool prepares_operands() const { return prepares_operands_; }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<DerivedValue>& derived() const { return derived_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -206,6 +209,7 @@ class Manifest {
   std::vector<Config> seeds_;
   std::vector<std::string> symbols_;  // parameters, derived values, then context variables
   int derived_count_ = 0;
+  bool prepares_operands_ = false;
 
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;

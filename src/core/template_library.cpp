@@ -75,7 +75,16 @@ TemplateLibrary TemplateLibrary::from_files(const std::map<std::string, std::str
     Hasher hash;
     for (const std::string& name : included_headers(entry->source, library.headers_))
       hash.add(name).add(library.headers_.at(name));
-    entry->hash = hash.add(entry->source).add(content).hex();
+    hash.add(entry->source).add(content);
+    if (entry->manifest.prepares_operands()) {
+      if (library.sources_.count(kOperandPassesSource) == 0) {
+        throw InvalidArgumentError(
+            fmt::format("{}/{}: template '{}' runs the operand passes, but {} is missing", origin, path,
+                        entry->manifest.name(), kOperandPassesSource));
+      }
+      hash.add(kOperandPassesSource).add(library.support_hash(kOperandPassesSource));
+    }
+    entry->hash = hash.hex();
     const std::string template_name = entry->manifest.name();
     if (!library.templates_.emplace(template_name, std::move(entry)).second) {
       throw InvalidArgumentError(fmt::format("{}: two manifests name template '{}'", origin, template_name));
@@ -146,6 +155,13 @@ const std::string& TemplateLibrary::support_source(const std::string& file) cons
   if (it == sources_.end())
     throw NotFoundError(fmt::format("support source '{}' not found in {}", file, origin_));
   return it->second;
+}
+
+std::string TemplateLibrary::support_hash(const std::string& file) const {
+  const std::string& source = support_source(file);
+  Hasher hash;
+  for (const std::string& name : included_headers(source, headers_)) hash.add(name).add(headers_.at(name));
+  return hash.add(source).hex();
 }
 
 }  // namespace gemmforge

@@ -11,10 +11,16 @@
 
 namespace gemmforge {
 
+/// The support source of the passes some templates run over the operands before their main kernel
+/// (Manifest::prepares_operands; rtc/operand_passes.hpp).
+inline constexpr const char* kOperandPassesSource = "operand_passes.cu";
+
 struct KernelTemplate {
   Manifest manifest;
   std::string source;  ///< the .cu text
-  std::string hash;    ///< hash of the source, the shared headers and the manifest: changes when any does
+  /// Hash of the source, the headers it includes and the manifest, and of the operand passes' source and
+  /// headers where it runs them (their speed is part of its measured times): changes when any does.
+  std::string hash;
 };
 
 class TemplateLibrary {
@@ -40,6 +46,8 @@ class TemplateLibrary {
   const Headers& headers() const { return headers_; }
   /// Source of a support file that has no manifest (e.g. "util.cu"); throws NotFoundError.
   const std::string& support_source(const std::string& file) const;
+  /// Hash of a support source and the headers it includes; throws NotFoundError.
+  std::string support_hash(const std::string& file) const;
   const std::string& origin() const { return origin_; }
 
  private:

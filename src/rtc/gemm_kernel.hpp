@@ -4,7 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
-#include <mutex>
+#include <memory>
 #include <vector>
 
 #include "core/config.hpp"
@@ -13,6 +13,7 @@
 #include "core/template_library.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
+#include "rtc/operand_passes.hpp"
 #include "rtc/tensor_maps.hpp"
 
 namespace gemmforge::rtc {
@@ -43,8 +44,11 @@ class LaunchScratch {
 /// launch geometry always comes from the config being run (Manifest::geometry).
 class GemmKernel {
  public:
-  /// Loads `cubin`, built from `kernel_template`, into the current device's context.
-  GemmKernel(const KernelTemplate& kernel_template, const std::vector<char>& cubin);
+  /// Loads `cubin`, built from `kernel_template`, into the current device's context. `passes` are the
+  /// operand passes its launches run first; a template that prepares its operands needs them
+  /// (Manifest::prepares_operands), others take null.
+  GemmKernel(const KernelTemplate& kernel_template, const std::vector<char>& cubin,
+             std::shared_ptr<const OperandPasses> passes);
 
   const KernelTemplate& kernel_template() const { return *template_; }
   const cuda::Kernel& kernel() const { return kernel_; }
@@ -68,24 +72,7 @@ class GemmKernel {
   cuda::Kernel kernel_;
   void allow_smem(int64_t bytes) const;
 
-  /// A kernel of the template's own that prepares the operands (`<kernel><suffix>`), found on first use.
-  struct Companion {
-    std::once_flag found;
-    cuda::Kernel kernel;
-  };
-  const cuda::Kernel& companion(Companion& slot, const char* suffix) const;
-  /// Writes the TF32 parts of the call's operands into the workspace (geometry.splits_operands()) with the
-  /// template's `<kernel>_split`.
-  void split_operands(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
-                      cudaStream_t stream) const;
-  /// Copies the operands TMA cannot read in place into the workspace with aligned rows
-  /// (geometry.copies_operands()) with the template's `<kernel>_realign`.
-  void copy_operands(const KernelCall& call, const LaunchGeometry& geometry, const LaunchBuffers& buffers,
-                     cudaStream_t stream) const;
-
-  mutable Companion split_;
-  mutable Companion realign_;
-
+  std::shared_ptr<const OperandPasses> passes_;
   mutable std::atomic<int64_t> smem_allowed_{
       0};                               // dynamic shared memory already allowed; raising it is idempotent
   mutable TensorMapCache tensor_maps_;  // for templates that load by TMA

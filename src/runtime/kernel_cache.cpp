@@ -1,6 +1,7 @@
 // The three places a kernel comes from, cheapest first, and the background compilations.
 #include "runtime/kernel_cache.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -45,8 +46,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::find(const rtc::KernelSpec& 
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
   }
-  std::shared_ptr<const rtc::GemmKernel> kernel = load_stored(spec, key);
-  if (!kernel) kernel = load_shipped(spec, key);
+  std::shared_ptr<const rtc::GemmKernel> kernel = load_ready(spec, key);
   if (!kernel) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   return kernels_.emplace(key, kernel).first->second;  // another thread's copy wins
@@ -80,8 +80,7 @@ void KernelCache::work() {
     std::shared_ptr<const rtc::GemmKernel> kernel;
     try {
       cuda::DeviceGuard guard(ordinal_);  // the module loads into this device's context
-      kernel = load_stored(job.spec, job.key);
-      if (!kernel) kernel = load_shipped(job.spec, job.key);
+      kernel = load_ready(job.spec, job.key);
       if (!kernel) kernel = compile_and_store(job.spec, job.key);
     } catch (const std::exception& e) {
       spdlog::warn("compiling {} {} in the background failed; cuBLAS keeps serving its problems: {}",
@@ -102,59 +101,65 @@ void KernelCache::wait_idle() {
   idle_.wait(lock, [&] { return in_flight_.empty(); });
 }
 
-std::shared_ptr<const rtc::GemmKernel> KernelCache::load_stored(const rtc::KernelSpec& spec,
-                                                                const std::string& key) {
-  std::optional<db::CubinRecord> stored;
+std::optional<std::vector<char>> KernelCache::stored_cubin(const std::string& key, const std::string& what) {
   for (SharedDatabase* source : sources_) {
     try {
-      stored = source->with([&](db::Database& database) { return database.get_cubin(key); });
+      std::optional<db::CubinRecord> stored =
+          source->with([&](db::Database& database) { return database.get_cubin(key); });
+      if (stored) return std::move(stored->cubin);
     } catch (const DatabaseError& e) {
-      spdlog::warn("cannot read the cubin of {} {}: {}", spec.kernel_template->manifest.name(),
-                   spec.config.key(), e.what());
+      spdlog::warn("cannot read the cubin of {}: {}", what, e.what());
     }
-    if (stored) break;
   }
-  if (!stored) return nullptr;
-  try {
-    auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, stored->cubin);
-    ++from_database_;
-    return kernel;
-  } catch (const CudaError& e) {
-    // A damaged row must not break serving: compile again and replace it.
-    spdlog::warn("the stored cubin {} does not load ({}); compiling it again", key, e.what());
-    return nullptr;
-  }
+  return std::nullopt;
 }
 
-std::shared_ptr<const rtc::GemmKernel> KernelCache::load_shipped(const rtc::KernelSpec& spec,
-                                                                 const std::string& key) {
-  if (!shipped_cubins_) return nullptr;
+std::optional<std::vector<char>> KernelCache::shipped_cubin(const std::string& key) {
+  if (!shipped_cubins_) return std::nullopt;
   try {
-    const std::vector<char> cubin = shipped_results().cubin(key);
-    if (cubin.empty()) return nullptr;
-    auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, cubin);
-    ++from_shipped_;
-    return kernel;
+    std::vector<char> cubin = shipped_results().cubin(key);
+    if (!cubin.empty()) return cubin;
   } catch (const Error& e) {
-    spdlog::warn("the shipped cubin {} does not load ({}); compiling it", key, e.what());
-    return nullptr;
+    spdlog::warn("the shipped cubin {} cannot be read ({}); compiling it", key, e.what());
   }
+  return std::nullopt;
 }
 
-std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc::KernelSpec& spec,
-                                                                      const std::string& key) {
-  const rtc::CompileResult compiled = rtc::compile(spec.request(library_));
-  ++compiles_;
-  auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, compiled.cubin_or_throw());
-  if (store_ == nullptr) return kernel;
-  db::CubinRecord record;
-  record.key = key;
-  record.template_name = spec.kernel_template->manifest.name();
-  record.template_hash = spec.kernel_template->hash;
-  record.arch = spec.arch;
+std::shared_ptr<const rtc::GemmKernel> KernelCache::load_ready(const rtc::KernelSpec& spec,
+                                                               const std::string& key) {
+  const std::string what = fmt::format("{} {}", spec.kernel_template->manifest.name(), spec.config.key());
+  std::shared_ptr<const rtc::OperandPasses> operand_passes;
+  if (spec.kernel_template->manifest.prepares_operands()) {
+    operand_passes = passes(spec, /*may_compile=*/false);
+    if (!operand_passes) return nullptr;
+  }
+  if (std::optional<std::vector<char>> cubin = stored_cubin(key, what)) {
+    try {
+      auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, *cubin, operand_passes);
+      ++from_database_;
+      return kernel;
+    } catch (const CudaError& e) {
+      // A damaged row must not break serving: compile again and replace it.
+      spdlog::warn("the stored cubin {} does not load ({}); compiling it again", key, e.what());
+      return nullptr;
+    }
+  }
+  if (std::optional<std::vector<char>> cubin = shipped_cubin(key)) {
+    try {
+      auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, *cubin, operand_passes);
+      ++from_shipped_;
+      return kernel;
+    } catch (const CudaError& e) {
+      spdlog::warn("the shipped cubin {} does not load ({}); compiling it", key, e.what());
+    }
+  }
+  return nullptr;
+}
+
+void KernelCache::store(db::CubinRecord record, const rtc::CompileResult& compiled) {
+  if (store_ == nullptr) return;
   record.nvrtc_version = rtc::nvrtc_version();
   record.options = compiled.options;
-  record.config_key = spec.config.key();
   record.cubin = compiled.cubin;
   record.log = compiled.log;
   if (compiled.usage.registers >= 0) record.registers = compiled.usage.registers;
@@ -165,9 +170,59 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
     store_->with([&](db::Database& database) { database.put_cubin(record); });
   } catch (const DatabaseError& e) {
     // Serving goes on; only the next process pays for the compile again.
-    spdlog::warn("cannot store the cubin {}: {}", key, e.what());
+    spdlog::warn("cannot store the cubin {}: {}", record.key, e.what());
   }
+}
+
+std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc::KernelSpec& spec,
+                                                                      const std::string& key) {
+  std::shared_ptr<const rtc::OperandPasses> operand_passes;
+  if (spec.kernel_template->manifest.prepares_operands()) operand_passes = passes(spec, /*may_compile=*/true);
+  const rtc::CompileResult compiled = rtc::compile(spec.request(library_));
+  ++compiles_;
+  auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, compiled.cubin_or_throw(),
+                                                        operand_passes);
+  db::CubinRecord record;
+  record.key = key;
+  record.template_name = spec.kernel_template->manifest.name();
+  record.template_hash = spec.kernel_template->hash;
+  record.arch = spec.arch;
+  record.config_key = spec.config.key();
+  store(std::move(record), compiled);
   return kernel;
+}
+
+std::shared_ptr<const rtc::OperandPasses> KernelCache::passes(const rtc::KernelSpec& spec, bool may_compile) {
+  const std::string key = rtc::OperandPasses::cubin_key(library_, spec.arch);
+  std::lock_guard<std::mutex> lock(passes_mutex_);
+  if (auto it = passes_.find(key); it != passes_.end()) return it->second;
+  const auto load = [&](const std::vector<char>& cubin, const char* origin) {
+    try {
+      return std::make_shared<const rtc::OperandPasses>(cubin);
+    } catch (const CudaError& e) {
+      spdlog::warn("the {} cubin of the operand passes {} does not load ({})", origin, key, e.what());
+      return std::shared_ptr<const rtc::OperandPasses>();
+    }
+  };
+  std::shared_ptr<const rtc::OperandPasses> found;
+  if (std::optional<std::vector<char>> cubin = stored_cubin(key, "the operand passes"))
+    found = load(*cubin, "stored");
+  if (!found) {
+    if (std::optional<std::vector<char>> cubin = shipped_cubin(key)) found = load(*cubin, "shipped");
+  }
+  if (!found && may_compile) {
+    const rtc::CompileRequest request = rtc::OperandPasses::request(library_, spec.arch);
+    const rtc::CompileResult compiled = rtc::compile(request);  // not a GEMM kernel: compiles_ counts those
+    found = std::make_shared<const rtc::OperandPasses>(compiled.cubin_or_throw());
+    db::CubinRecord record;
+    record.key = key;
+    record.template_name = rtc::OperandPasses::kName;
+    record.template_hash = library_.support_hash(kOperandPassesSource);
+    record.arch = request.arch;
+    store(std::move(record), compiled);
+  }
+  if (found) passes_.emplace(key, found);
+  return found;
 }
 
 void KernelCache::clear() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 
 #include "rtc/gemm_kernel.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "rtc/operand_passes.hpp"
 #include "runtime/shared_database.hpp"
 
 namespace gemmforge::runtime {
@@ -66,12 +68,19 @@ class KernelCache {
     Done done;
   };
 
-  /// The stored cubin of `key` loaded, or null when there is none or it does not load.
-  std::shared_ptr<const rtc::GemmKernel> load_stored(const rtc::KernelSpec& spec, const std::string& key);
-  /// The same for a cubin shipped with gemmforge.
-  std::shared_ptr<const rtc::GemmKernel> load_shipped(const rtc::KernelSpec& spec, const std::string& key);
+  /// The kernel of `spec` from its stored or else its shipped cubin, or null when neither is there or
+  /// loads, or when its template runs operand passes that are not found without compiling either.
+  std::shared_ptr<const rtc::GemmKernel> load_ready(const rtc::KernelSpec& spec, const std::string& key);
+  /// The stored cubin of `key` (null when there is none or it cannot be read), and the shipped one.
+  std::optional<std::vector<char>> stored_cubin(const std::string& key, const std::string& what);
+  std::optional<std::vector<char>> shipped_cubin(const std::string& key);
+  /// Stores a compiled cubin under `key`, for the next process; failures are logged.
+  void store(db::CubinRecord record, const rtc::CompileResult& compiled);
   std::shared_ptr<const rtc::GemmKernel> compile_and_store(const rtc::KernelSpec& spec,
                                                            const std::string& key);
+  /// The operand passes kernels of `spec` run (null for a template that runs none): in memory, else a
+  /// stored or shipped cubin, else, where `may_compile`, compiled now and stored. Null when not found.
+  std::shared_ptr<const rtc::OperandPasses> passes(const rtc::KernelSpec& spec, bool may_compile);
   void work();
 
   const TemplateLibrary& library_;
@@ -81,6 +90,8 @@ class KernelCache {
   bool shipped_cubins_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const rtc::GemmKernel>> kernels_;
+  std::mutex passes_mutex_;  // held while the passes are found or compiled: they are compiled once
+  std::map<std::string, std::shared_ptr<const rtc::OperandPasses>> passes_;  // by cubin key
   std::atomic<uint64_t> compiles_{0};
   std::atomic<uint64_t> from_database_{0};
   std::atomic<uint64_t> from_shipped_{0};

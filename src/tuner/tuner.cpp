@@ -539,7 +539,7 @@ SearchSpace build_search_space(const TemplateLibrary& library, const DeviceInfo&
 }
 
 size_t auto_searches_per_gpu(unsigned cores, size_t gpus) {
-  return std::clamp<size_t>(cores / (4 * std::max<size_t>(1, gpus)), 2, 6);
+  return std::clamp<size_t>(cores / (3 * std::max<size_t>(1, gpus)), 2, 6);
 }
 
 TuneReport tune(db::Database& database, const TuneOptions& options) {

@@ -56,7 +56,7 @@ struct TuneOptions {
   std::vector<int> devices;
   /// Problems each GPU searches at once, each with a worker of its own; the GPU measures one at a time,
   /// so one search's batch compiles while another's is measured. Fewer where a GPU has fewer problems.
-  /// 0: one per four cores each GPU has, from 2 to 6 (auto_searches_per_gpu).
+  /// 0: one per three cores each GPU has, from 2 to 6 (auto_searches_per_gpu).
   size_t searches_per_gpu = 0;
   /// Problems, not started yet, whose first batch compiles while a GPU searches its problem.
   size_t compile_ahead_problems = 1;
@@ -123,8 +123,8 @@ struct TuneReport {
   double wall_s = 0;
 };
 
-/// Searches per GPU where none are asked for: a search keeps two or three compile threads busy on average
-/// (it waits for its measurements in between), so one per four cores the GPU has, from 2 to 6.
+/// Searches per GPU where none are asked for: a search keeps about two compile threads busy on average (it
+/// waits for its measurements in between), so one per three cores the GPU has, from 2 to 6.
 size_t auto_searches_per_gpu(unsigned cores, size_t gpus);
 
 /// The candidates of a problem on a device: the spaces of the templates of its dtype (only those named

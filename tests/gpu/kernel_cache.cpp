@@ -30,8 +30,9 @@ void KernelCache::prepare(const std::vector<rtc::KernelSpec>& specs) {
   }
   const std::vector<rtc::CompileResult> results = rtc::compile_all(requests);
   for (size_t i = 0; i < results.size(); ++i) {
-    loaded_[keys[i]] =
-        std::make_unique<rtc::GemmKernel>(*pending[i]->kernel_template, results[i].cubin_or_throw());
+    loaded_[keys[i]] = std::make_unique<rtc::GemmKernel>(
+        *pending[i]->kernel_template, results[i].cubin_or_throw(),
+        rtc::compiled_operand_passes(*pending[i]->kernel_template, device_.arch()));
   }
 }
 

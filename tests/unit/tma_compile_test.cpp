@@ -3,8 +3,9 @@
 // copies, the workspace's partial tiles, split parts and aligned copies), the tensor map keys and the checks
 // made before the driver is asked, and NVRTC compiles of every seed for each type, layout and operand
 // alignment on unserialized HGMMA fed by UTMALDG (multicast in clusters), by the producer's realigned loads
-// or from aligned copies, with the register split between producer and consumers, and C stored in 16-byte
-// vectors by the staged epilogue (SASS where cuobjdump is installed).
+// or from aligned copies, with the register split between producer and consumers, one copy of the main
+// loop, and C stored in 16-byte vectors by the staged epilogue; and the operand passes' own module (SASS
+// where cuobjdump is installed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "rtc/operand_passes.hpp"
 #include "rtc/tensor_maps.hpp"
 #include "support/compiled_sass.hpp"
 #include "support/typed_problem.hpp"
@@ -464,25 +466,21 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
           EXPECT_FALSE(r.usage.spills()) << what << ": " << r.usage.spill_store_bytes << " bytes";
         if (whole.empty()) return;
         const KernelSpec& spec = cases[i].spec;
-        int64_t tma_a = 0, tma_b = 0, copies = 0;
+        int64_t tma_a = 0, tma_b = 0;
         for (const auto& [name, value] : tma().manifest.defines(spec.config, spec.problem)) {
           if (name == "TMA_A") tma_a = value;
           if (name == "TMA_B") tma_b = value;
-          if (name == "COPY_A" || name == "COPY_B") copies += value;
         }
-        // The copies' own kernel loads realigned 16-byte words and stores whole 16-byte vectors.
-        const std::string copy = test_support::function_sass(whole, "gemm_tma_realign");
-        EXPECT_EQ(!copy.empty(), copies > 0) << what;
-        if (!copy.empty()) {
-          EXPECT_GT(test_support::count(copy, "LDG.E.128.CONSTANT"), 0u) << what;
-          EXPECT_GT(test_support::count(copy, "STG.E.128"), 0u) << what;
-        }
+        // The operand passes are a module of their own (OperandPasses): no config carries them.
+        EXPECT_EQ(whole.find("gf_split_operands"), std::string::npos) << what;
+        EXPECT_EQ(whole.find("gf_realign_operands"), std::string::npos) << what;
         const std::string sass = test_support::function_sass(whole, "gemm_tma");
         ASSERT_FALSE(sass.empty()) << what;
         const std::string hgmma = test_support::hgmma_opcode(spec.problem.dtype, spec.config.at("WN"));
-        // Four K steps per stage, in each copy of the main loop.
+        // Four K steps per stage, three products of them for FP32, in one copy of the main loop: every
+        // kind of launch walks its work through one call site.
         const size_t products = test_support::count(sass, hgmma);
-        EXPECT_TRUE(products > 0 && products % 4 == 0) << what << ": " << products << " x " << hgmma;
+        EXPECT_EQ(products, spec.problem.dtype == Dtype::kF32 ? 12u : 4u) << what << ": " << hgmma;
         // TMA copies the operands whose rows it can address (or their aligned copies); the producer's
         // realigned 16-byte loads the others, fenced for wgmma's reads.
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D") > 0, tma_a || tma_b) << what;
@@ -512,6 +510,34 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         if (clustered) EXPECT_EQ(test_support::count(sass, "MEMBAR.ALL.GPU"), 2u) << what;
       });
   if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, cases.size());
+}
+
+// The passes over the operands (split into TF32 parts, copies with aligned rows) compile once per
+// architecture into a module of their own, keyed apart from every template: for each architecture a
+// template that runs them is served on, without spills, loading and storing 16-byte vectors.
+TEST(OperandPasses, CompileOncePerArchitectureIntoAModuleOfTheirOwn) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  EXPECT_TRUE(tma().manifest.prepares_operands());
+  EXPECT_EQ(OperandPasses::cubin_key(library, "sm_90a"), OperandPasses::cubin_key(library, "sm_90"));
+  EXPECT_NE(OperandPasses::cubin_key(library, "sm_80"), OperandPasses::cubin_key(library, "sm_90"));
+  EXPECT_EQ(OperandPasses::request(library, "sm_90a").arch, "sm_90");
+  std::vector<CompileRequest> requests;
+  for (const char* arch : {"sm_80", "sm_90"}) requests.push_back(OperandPasses::request(library, arch));
+  const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
+      requests, [&](size_t i, const CompileResult& r, const std::string& whole) {
+        ASSERT_TRUE(r.ok) << requests[i].arch << ": " << r.error << "\n" << r.log;
+        EXPECT_FALSE(r.usage.spills()) << requests[i].arch;
+        if (whole.empty()) return;
+        const std::string split = test_support::function_sass(whole, "gf_split_operands");
+        const std::string copy = test_support::function_sass(whole, "gf_realign_operands");
+        ASSERT_FALSE(split.empty() || copy.empty()) << requests[i].arch;
+        // The split stores each part of a run of four as one vector; the copy loads realigned 16-byte
+        // words and stores whole 16-byte vectors.
+        EXPECT_GT(test_support::count(split, "STG.E.128"), 0u) << requests[i].arch;
+        EXPECT_GT(test_support::count(copy, "LDG.E.128.CONSTANT"), 0u) << requests[i].arch;
+        EXPECT_GT(test_support::count(copy, "STG.E.128"), 0u) << requests[i].arch;
+      });
+  if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, requests.size());
 }
 
 }  // namespace

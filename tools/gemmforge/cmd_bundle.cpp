@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "rtc/compiler.hpp"
 #include "rtc/cubin_bundle.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "rtc/operand_passes.hpp"
 #include "runtime/config_check.hpp"
 #include "runtime/shipped_results.hpp"
 
@@ -58,12 +60,22 @@ int run_bundle(const BundleOptions& o) {
   }
   std::vector<rtc::CompileRequest> requests;
   for (const rtc::KernelSpec& spec : specs) requests.push_back(spec.request(library));
+  // The operand passes those kernels run, which they do not carry.
+  const bool passes = std::any_of(specs.begin(), specs.end(), [](const rtc::KernelSpec& spec) {
+    return spec.kernel_template->manifest.prepares_operands();
+  });
+  if (passes) requests.push_back(rtc::OperandPasses::request(library, arch));
   const std::vector<rtc::CompileResult> compiled = rtc::compile_all(requests, o.threads);
   std::vector<rtc::BundledCubin> cubins;
   size_t bytes = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     cubins.push_back(rtc::BundledCubin{specs[i].cubin_key(library), specs[i].kernel_template->manifest.name(),
                                        specs[i].config.key(), compiled[i].cubin_or_throw()});
+    bytes += cubins.back().cubin.size();
+  }
+  if (passes) {
+    cubins.push_back(rtc::BundledCubin{rtc::OperandPasses::cubin_key(library, arch),
+                                       rtc::OperandPasses::kName, "-", compiled.back().cubin_or_throw()});
     bytes += cubins.back().cubin.size();
   }
   const std::string bundle = rtc::write_cubin_bundle(cubins, rtc::nvrtc_version());

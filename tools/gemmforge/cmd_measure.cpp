@@ -99,7 +99,7 @@ int run_measure(const MeasureOptions& o) {
       rows.push_back(std::move(row));
       continue;
     }
-    const rtc::GemmKernel kernel(tmpl, c.cubin);
+    const rtc::GemmKernel kernel(tmpl, c.cubin, rtc::compiled_operand_passes(tmpl, device.arch()));
     const tuner::Measurement r = rig.evaluate(kernel, specs[i].config, timing, o.error_bound);
     row["outcome"] = tuner::to_string(r.outcome);
     if (r.outcome != tuner::Outcome::kOk) {

@@ -469,7 +469,7 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--searches", o->searches,
                   "Problems each GPU searches at once, each with a worker of its own: one's batch compiles "
-                  "while another's is measured, and the GPU measures one at a time (0: one per four cores "
+                  "while another's is measured, and the GPU measures one at a time (0: one per three cores "
                   "each GPU has, 2 to 6)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16));

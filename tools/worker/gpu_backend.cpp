@@ -13,6 +13,7 @@
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
 #include "rtc/gemm_kernel.hpp"
+#include "rtc/operand_passes.hpp"
 
 namespace gemmforge::worker {
 namespace {
@@ -70,7 +71,8 @@ tuner::EvaluateReply GpuBackend::evaluate(const tuner::EvaluateRequest& request)
   try {
     const auto load_start = std::chrono::steady_clock::now();
     try {
-      kernel.emplace(kernel_template, request.cubin);
+      kernel.emplace(kernel_template, request.cubin,
+                     rtc::compiled_operand_passes(kernel_template, device_.arch()));
     } catch (const CudaError& e) {
       if (is_sticky(e)) throw;
       return failed(tuner::Outcome::kLaunchError, fmt::format("the cubin does not load: {}", e.what()));
