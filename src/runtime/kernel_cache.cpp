@@ -46,7 +46,7 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::find(const rtc::KernelSpec& 
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
   }
-  std::shared_ptr<const rtc::GemmKernel> kernel = load_ready(spec, key);
+  std::shared_ptr<const rtc::GemmKernel> kernel = load_ready(spec, key, /*may_compile_passes=*/false);
   if (!kernel) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   return kernels_.emplace(key, kernel).first->second;  // another thread's copy wins
@@ -55,7 +55,9 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::find(const rtc::KernelSpec& 
 std::shared_ptr<const rtc::GemmKernel> KernelCache::get(const rtc::KernelSpec& spec) {
   if (std::shared_ptr<const rtc::GemmKernel> kernel = find(spec)) return kernel;
   const std::string key = spec.cubin_key(library_);
-  std::shared_ptr<const rtc::GemmKernel> kernel = compile_and_store(spec, key);
+  // A stored kernel may lack only its operand passes: they compile, the kernel does not.
+  std::shared_ptr<const rtc::GemmKernel> kernel = load_ready(spec, key, /*may_compile_passes=*/true);
+  if (!kernel) kernel = compile_and_store(spec, key);
   std::lock_guard<std::mutex> lock(mutex_);
   return kernels_.emplace(key, kernel).first->second;
 }
@@ -80,7 +82,7 @@ void KernelCache::work() {
     std::shared_ptr<const rtc::GemmKernel> kernel;
     try {
       cuda::DeviceGuard guard(ordinal_);  // the module loads into this device's context
-      kernel = load_ready(job.spec, job.key);
+      kernel = load_ready(job.spec, job.key, /*may_compile_passes=*/true);
       if (!kernel) kernel = compile_and_store(job.spec, job.key);
     } catch (const std::exception& e) {
       spdlog::warn("compiling {} {} in the background failed; cuBLAS keeps serving its problems: {}",
@@ -126,11 +128,12 @@ std::optional<std::vector<char>> KernelCache::shipped_cubin(const std::string& k
 }
 
 std::shared_ptr<const rtc::GemmKernel> KernelCache::load_ready(const rtc::KernelSpec& spec,
-                                                               const std::string& key) {
+                                                               const std::string& key,
+                                                               bool may_compile_passes) {
   const std::string what = fmt::format("{} {}", spec.kernel_template->manifest.name(), spec.config.key());
   std::shared_ptr<const rtc::OperandPasses> operand_passes;
   if (spec.kernel_template->manifest.prepares_operands()) {
-    operand_passes = passes(spec, /*may_compile=*/false);
+    operand_passes = passes(spec, may_compile_passes);
     if (!operand_passes) return nullptr;
   }
   if (std::optional<std::vector<char>> cubin = stored_cubin(key, what)) {

@@ -69,8 +69,10 @@ class KernelCache {
   };
 
   /// The kernel of `spec` from its stored or else its shipped cubin, or null when neither is there or
-  /// loads, or when its template runs operand passes that are not found without compiling either.
-  std::shared_ptr<const rtc::GemmKernel> load_ready(const rtc::KernelSpec& spec, const std::string& key);
+  /// loads, or when its template runs operand passes that are not found (nor, where
+  /// `may_compile_passes`, compiled).
+  std::shared_ptr<const rtc::GemmKernel> load_ready(const rtc::KernelSpec& spec, const std::string& key,
+                                                    bool may_compile_passes);
   /// The stored cubin of `key` (null when there is none or it cannot be read), and the shipped one.
   std::optional<std::vector<char>> stored_cubin(const std::string& key, const std::string& what);
   std::optional<std::vector<char>> shipped_cubin(const std::string& key);
