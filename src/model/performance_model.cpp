@@ -84,6 +84,13 @@ PerformanceModel::PerformanceModel(const TemplateLibrary& library, const DeviceI
         next += p.values.size();
         penalties_.insert(penalties_.end(), p.values.size(), kLevelPenalty);
       }
+      for (std::vector<size_t>* offsets : {&block.short_k_offset, &block.unaligned_c_offset}) {
+        for (const Parameter& p : t->manifest.parameters()) {
+          offsets->push_back(next);
+          next += p.values.size();
+          penalties_.insert(penalties_.end(), p.values.size(), kLevelPenalty);
+        }
+      }
       block.problem_features = next;
       next += kProblemFeatureCount;
       penalties_.insert(penalties_.end(), kProblemFeatureCount, kProblemFeaturePenalty);
@@ -120,11 +127,19 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   if (found == nullptr) return x;
   const Block& block = *found;
   x.emplace_back(block.first, 1.0);
+  const int64_t k_extent = f.stream_blocks > 0 ? std::min(f.k_per_split, f.stream_k) : f.k_per_split;
+  const double short_k = static_cast<double>(std::max<int64_t>(f.k_granule, 1)) /
+                         static_cast<double>(std::max<int64_t>(k_extent, 1));
+  const bool unaligned_c = unaligned(problem.align_c, problem);
   const auto& parameters = kernel_template.manifest.parameters();
   for (size_t p = 0; p < parameters.size() && p < normalized.values().size(); ++p) {
     const auto& domain = parameters[p].values;
     const auto level = std::find(domain.begin(), domain.end(), normalized.values()[p].second);
-    if (level != domain.end()) x.emplace_back(block.level_offset[p] + (level - domain.begin()), 1.0);
+    if (level == domain.end()) continue;
+    const size_t index = static_cast<size_t>(level - domain.begin());
+    x.emplace_back(block.level_offset[p] + index, 1.0);
+    x.emplace_back(block.short_k_offset[p] + index, short_k);
+    if (unaligned_c) x.emplace_back(block.unaligned_c_offset[p] + index, 1.0);
   }
   const size_t base = block.problem_features;
   const double loop_ms = e.main_loop_ms + e.split_k_ms;
@@ -134,16 +149,14 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   x.emplace_back(base + kSplit, std::log1p(e.main_loop_ms > 0 ? e.split_k_ms / e.main_loop_ms : 0));
   x.emplace_back(base + kDram, loop_ms > 0 ? log_at_least(e.dram_ms / loop_ms, 1.0) : 0);
   if (e.dram_ms > loop_ms) x.emplace_back(base + kDramBound, 1.0);
-  const int64_t k_extent = f.stream_blocks > 0 ? std::min(f.k_per_split, f.stream_k) : f.k_per_split;
-  x.emplace_back(base + kShortK, static_cast<double>(std::max<int64_t>(f.k_granule, 1)) /
-                                     static_cast<double>(std::max<int64_t>(k_extent, 1)));
+  x.emplace_back(base + kShortK, short_k);
   x.emplace_back(base + kStarts, std::log1p(loop_ms > 0 ? e.block_start_ms / loop_ms : 0));
   if (!problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutNt, 1.0);
   if (problem.a_trans && !problem.b_trans) x.emplace_back(base + kLayoutTn, 1.0);
   if (problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutTt, 1.0);
   if (unaligned(problem.align_a, problem)) x.emplace_back(base + kUnalignedA, 1.0);
   if (unaligned(problem.align_b, problem)) x.emplace_back(base + kUnalignedB, 1.0);
-  if (unaligned(problem.align_c, problem)) x.emplace_back(base + kUnalignedC, 1.0);
+  if (unaligned_c) x.emplace_back(base + kUnalignedC, 1.0);
   return x;
 }
 

@@ -80,8 +80,13 @@ class PerformanceModel {
   struct Block {  // one template's features
     size_t first = 0;
     std::vector<size_t> level_offset;  // per parameter: feature of its first domain value
-    size_t problem_features = 0;       // first of the features after the parameter levels
-    double log_error = 0;              // root mean square error of the fit on the template's trials
+    // The same per level, times the short-K share (a stage's K over a block's): what a parameter costs or
+    // saves outside the main loop (an epilogue, a pipeline fill) weighs more the less K a block sums.
+    std::vector<size_t> short_k_offset;
+    // The same per level where C's rows are not 16-byte aligned: how a config stores C matters most there.
+    std::vector<size_t> unaligned_c_offset;
+    size_t problem_features = 0;  // first of the features after the parameter levels
+    double log_error = 0;         // root mean square error of the fit on the template's trials
     // The least analytic estimate among them: a problem of less work lies outside what was fitted.
     double smallest_estimate_ms = std::numeric_limits<double>::infinity();
   };
