@@ -89,11 +89,9 @@ void GemmKernel::launch(const KernelCall& call, const LaunchGeometry& geometry, 
   args.workspace = buffers.workspace;
   // A template that sums TF32 products of split operands, or reads aligned copies of operands TMA cannot
   // address in place, finds them in the workspace.
-  if (geometry.splits_operands() || geometry.copies_operands()) {
-    if (!passes_) throw InternalError("a launch that prepares its operands needs the operand passes");
-    if (geometry.splits_operands()) passes_->split(call, geometry, buffers.workspace, stream);
-    if (geometry.copies_operands()) passes_->copy(call, geometry, buffers.workspace, stream);
-  }
+  // (The constructor made sure a template whose launches prepare their operands has the passes.)
+  if (geometry.splits_operands()) passes_->split(call, geometry, buffers.workspace, stream);
+  if (geometry.copies_operands()) passes_->copy(call, geometry, buffers.workspace, stream);
   // Templates that load by TMA take the tensor maps of the operands (or of their parts or copies) as a
   // second argument.
   TensorMaps maps{};

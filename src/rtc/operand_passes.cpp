@@ -108,14 +108,12 @@ std::shared_ptr<const OperandPasses> compiled_operand_passes(const KernelTemplat
                                                              const std::string& arch) {
   if (!kernel_template.manifest.prepares_operands()) return nullptr;
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const OperandPasses>> loaded;  // by cubin key
-  const TemplateLibrary& library = TemplateLibrary::instance();
-  const std::string key = OperandPasses::cubin_key(library, arch);
+  static std::map<std::string, std::shared_ptr<const OperandPasses>> loaded;  // by the kernels' arch
   std::lock_guard lock(mutex);
-  std::shared_ptr<const OperandPasses>& passes = loaded[key];
+  std::shared_ptr<const OperandPasses>& passes = loaded[arch];
   if (!passes) {
     passes = std::make_shared<const OperandPasses>(
-        compile(OperandPasses::request(library, arch)).cubin_or_throw());
+        compile(OperandPasses::request(TemplateLibrary::instance(), arch)).cubin_or_throw());
   }
   return passes;
 }

@@ -20,6 +20,18 @@ unsigned background_threads() {
   return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
 }
 
+// What `load()` makes of a stored or shipped cubin (`origin`), or null with a warning where the driver
+// refuses it: a damaged row or another driver's cubin must not break serving, the caller compiles it.
+template <typename Load>
+auto loaded_or_null(const char* origin, const std::string& key, Load&& load) -> decltype(load()) {
+  try {
+    return load();
+  } catch (const CudaError& e) {
+    spdlog::warn("the {} cubin {} does not load ({}); compiling it", origin, key, e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 KernelCache::KernelCache(const TemplateLibrary& library, std::vector<SharedDatabase*> sources,
@@ -136,26 +148,18 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::load_ready(const rtc::Kernel
     operand_passes = passes(spec, may_compile_passes);
     if (!operand_passes) return nullptr;
   }
-  if (std::optional<std::vector<char>> cubin = stored_cubin(key, what)) {
-    try {
-      auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, *cubin, operand_passes);
-      ++from_database_;
-      return kernel;
-    } catch (const CudaError& e) {
-      // A damaged row must not break serving: compile again and replace it.
-      spdlog::warn("the stored cubin {} does not load ({}); compiling it again", key, e.what());
-      return nullptr;
-    }
-  }
-  if (std::optional<std::vector<char>> cubin = shipped_cubin(key)) {
-    try {
-      auto kernel = std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, *cubin, operand_passes);
-      ++from_shipped_;
-      return kernel;
-    } catch (const CudaError& e) {
-      spdlog::warn("the shipped cubin {} does not load ({}); compiling it", key, e.what());
-    }
-  }
+  const auto load = [&](const char* origin, const std::vector<char>& cubin, std::atomic<uint64_t>& loads) {
+    auto kernel = loaded_or_null(origin, key, [&] {
+      return std::make_shared<const rtc::GemmKernel>(*spec.kernel_template, cubin, operand_passes);
+    });
+    if (kernel) ++loads;
+    return kernel;
+  };
+  // A stored cubin that does not load is compiled again (and its row replaced), not looked up elsewhere.
+  if (std::optional<std::vector<char>> cubin = stored_cubin(key, what))
+    return load("stored", *cubin, from_database_);
+  if (std::optional<std::vector<char>> cubin = shipped_cubin(key))
+    return load("shipped", *cubin, from_shipped_);
   return nullptr;
 }
 
@@ -196,22 +200,17 @@ std::shared_ptr<const rtc::GemmKernel> KernelCache::compile_and_store(const rtc:
 }
 
 std::shared_ptr<const rtc::OperandPasses> KernelCache::passes(const rtc::KernelSpec& spec, bool may_compile) {
-  const std::string key = rtc::OperandPasses::cubin_key(library_, spec.arch);
   std::lock_guard<std::mutex> lock(passes_mutex_);
-  if (auto it = passes_.find(key); it != passes_.end()) return it->second;
-  const auto load = [&](const std::vector<char>& cubin, const char* origin) {
-    try {
-      return std::make_shared<const rtc::OperandPasses>(cubin);
-    } catch (const CudaError& e) {
-      spdlog::warn("the {} cubin of the operand passes {} does not load ({})", origin, key, e.what());
-      return std::shared_ptr<const rtc::OperandPasses>();
-    }
+  if (auto it = passes_.find(spec.arch); it != passes_.end()) return it->second;
+  const std::string key = rtc::OperandPasses::cubin_key(library_, spec.arch);
+  const auto load = [&](const char* origin, const std::vector<char>& cubin) {
+    return loaded_or_null(origin, key, [&] { return std::make_shared<const rtc::OperandPasses>(cubin); });
   };
   std::shared_ptr<const rtc::OperandPasses> found;
   if (std::optional<std::vector<char>> cubin = stored_cubin(key, "the operand passes"))
-    found = load(*cubin, "stored");
+    found = load("stored", *cubin);
   if (!found) {
-    if (std::optional<std::vector<char>> cubin = shipped_cubin(key)) found = load(*cubin, "shipped");
+    if (std::optional<std::vector<char>> cubin = shipped_cubin(key)) found = load("shipped", *cubin);
   }
   if (!found && may_compile) {
     const rtc::CompileRequest request = rtc::OperandPasses::request(library_, spec.arch);
@@ -224,7 +223,7 @@ std::shared_ptr<const rtc::OperandPasses> KernelCache::passes(const rtc::KernelS
     record.arch = request.arch;
     store(std::move(record), compiled);
   }
-  if (found) passes_.emplace(key, found);
+  if (found) passes_.emplace(spec.arch, found);
   return found;
 }
 

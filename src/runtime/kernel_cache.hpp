@@ -93,7 +93,7 @@ class KernelCache {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const rtc::GemmKernel>> kernels_;
   std::mutex passes_mutex_;  // held while the passes are found or compiled: they are compiled once
-  std::map<std::string, std::shared_ptr<const rtc::OperandPasses>> passes_;  // by cubin key
+  std::map<std::string, std::shared_ptr<const rtc::OperandPasses>> passes_;  // by the kernels' arch
   std::atomic<uint64_t> compiles_{0};
   std::atomic<uint64_t> from_database_{0};
   std::atomic<uint64_t> from_shipped_{0};
