@@ -85,8 +85,8 @@ TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) 
   // And the FP32 templates do not take 16-bit problems.
   const KernelProblem half = typed_problem(64, 64, 64, "nn", "f16");
   for (const KernelTemplate* t : candidates(TemplateLibrary::instance(), half, 90)) {
-    EXPECT_TRUE(t->manifest.name() == "hgemm_mma" || t->manifest.name() == "gemm_wgmma" ||
-                t->manifest.name() == "gemm_tma")
+    EXPECT_TRUE(t->manifest.name() == "hgemm_mma" || t->manifest.name() == "hgemm_skinny" ||
+                t->manifest.name() == "gemm_wgmma" || t->manifest.name() == "gemm_tma")
         << t->manifest.name();
   }
 }

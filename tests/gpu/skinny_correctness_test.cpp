@@ -1,0 +1,148 @@
+// hgemm_skinny, the 16-bit template for few rows of C, against cuBLAS GemmEx with FP32 accumulation on the
+// same operands: BF16 and FP16 operands with a C of their own type or FP32. Its seeds, fitted to each case
+// the way the runtime fits a config (repair_config), over a correctness matrix of skinny and edge shapes
+// (M from 1 to 33, K tails, long K, every op(A)/op(B), both storage orders, so that a column-major call
+// reaches the kernel with M and N swapped; beta = 0 over NaN and beta != 0, tight, odd and padded leading
+// dimensions), and a random sample of its valid configs on edge shapes. Bound: relative Frobenius error at
+// most verification_tolerance() (1e-4 plus one rounding of a 16-bit C) beyond cuBLAS's own result, with no
+// non-finite value and no write outside C.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+
+#include "core/config_repair.hpp"
+#include "core/dtype.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "gemm_harness.hpp"
+#include "kernel_fixture.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+class SkinnyTest : public KernelTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("hgemm_skinny"); }
+
+  void SetUp() override {
+    KernelTest::SetUp();
+    if (IsSkipped()) return;
+    if (kernels().device().cc() < 80) GTEST_SKIP() << "hgemm_skinny needs compute capability 8.0";
+  }
+
+  GemmCase typed(GemmCase c) const {
+    parse_type_name(GetParam(), c.dtype, c.c_dtype);
+    return c;
+  }
+  double bound() const {
+    const GemmCase c = typed(GemmCase{});
+    return verification_tolerance(c.dtype, c.c_dtype);
+  }
+
+  // The config as the runtime would run it on the case's canonical problem, or nullopt where none fits.
+  std::optional<Config> fitted(const Config& config, const KernelProblem& problem) {
+    return repair_config(tmpl(), config, kernels().device(), problem);
+  }
+
+  std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked) {
+    std::vector<rtc::KernelSpec> specs;
+    for (const GemmCase& c : cases) {
+      const KernelProblem problem = GemmHarness::problem(c);
+      for (const Config& config : configs) {
+        if (const auto f = fitted(config, problem))
+          specs.push_back(rtc::make_spec(tmpl(), *f, problem, kernels().device().arch()));
+      }
+    }
+    kernels().prepare(specs);
+    std::vector<std::string> failures;
+    for (const GemmCase& c : cases) {
+      const KernelProblem problem = GemmHarness::problem(c);
+      for (const Config& config : configs) {
+        const std::optional<Config> f = fitted(config, problem);
+        if (!f) continue;
+        ++checked;
+        if (std::string failure = check_config(tmpl(), *f, c, checked, bound());
+            !failure.empty() && failures.size() < 20)
+          failures.push_back(failure);
+      }
+    }
+    return fmt::format("{}", fmt::join(failures, "\n"));
+  }
+};
+
+TEST_P(SkinnyTest, SeedsMatchCublasGemmExOverSkinnyAndEdgeShapes) {
+  const std::vector<CaseShape> shapes = {{1, 1, 1},       {7, 9, 13},     {1, 4096, 4096},
+                                         {16, 4096, 512}, {17, 33, 65},   {3, 1000, 1000},
+                                         {8, 257, 4099},  {33, 130, 300}, {16, 96, 16384}};
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : correctness_matrix(shapes, 3)) cases.push_back(typed(c));
+  int checked = 0;
+  const std::string failures = run_all(tmpl().manifest.seeds(), cases, checked);
+  EXPECT_EQ(checked, static_cast<int>(cases.size() * tmpl().manifest.seeds().size()))
+      << "every seed fits every case";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+TEST_P(SkinnyTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
+  // The validity space (no pruning) of a skinny problem, in both B layouts.
+  std::vector<Config> sample;
+  std::mt19937_64 rng(2026);
+  for (Op op_b : {Op::kN, Op::kT}) {
+    GemmCase base = typed(GemmCase{});
+    base.m = 8, base.n = 512, base.k = 2048, base.op_b = op_b;
+    const Space space =
+        Space::build(tmpl(), kernels().device(), GemmHarness::problem(base), {}, /*prune=*/false);
+    ASSERT_GT(space.size(), 100u);
+    for (int i = 0; i < 16; ++i) sample.push_back(space.config(rng() % space.size()));
+  }
+  std::vector<GemmCase> cases;
+  int variant = 0;
+  for (const CaseShape& s : std::vector<CaseShape>{{5, 77, 1031}, {16, 264, 520}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        GemmCase c;
+        c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k;
+        c.beta = variant % 2 == 0 ? 0.0f : 0.5f;
+        c.pad = variant++ % 3;
+        cases.push_back(typed(c));
+      }
+    }
+  }
+  int checked = 0;
+  const std::string failures = run_all(sample, cases, checked);
+  EXPECT_GE(checked, 24 * 8) << "the sample must run on most cases";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+// Small enough to run under compute-sanitizer: every seed on edge shapes with odd leading dimensions.
+TEST_P(SkinnyTest, EdgeShapesForSanitizer) {
+  std::vector<GemmCase> cases;
+  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {2, 129, 255}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        for (int64_t pad : {0, 1}) {
+          GemmCase c;
+          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
+          cases.push_back(typed(c));
+        }
+      }
+    }
+  }
+  int checked = 0;
+  const std::string failures = run_all(tmpl().manifest.seeds(), cases, checked);
+  EXPECT_GT(checked, 0);
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, SkinnyTest, ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           const size_t arrow = name.find('>');
+                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gemmforge::testing

@@ -1,0 +1,102 @@
+// The 16-bit template for few rows of C without a GPU: every seed, fitted to each problem as the runtime fits
+// a config, compiles with NVRTC for sm_80 and sm_90, for both 16-bit types, both kinds of C, every layout and
+// leading dimensions aligned to 8, 4, 2 and 1 elements, and a sample of its space; seeds without spills. The
+// SASS (where cuobjdump is installed) streams B into HMMA without ldmatrix: one HMMA per fragment and 16 of
+// K in each of the main loop's two batches.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+
+#include "core/config_repair.hpp"
+#include "core/eligibility.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "support/compiled_sass.hpp"
+#include "support/typed_problem.hpp"
+
+namespace gemmforge::rtc {
+namespace {
+
+const KernelTemplate& skinny() {
+  return TemplateLibrary::instance().get("hgemm_skinny");
+}
+
+using test_support::count;
+using test_support::typed_problem;
+
+TEST(SkinnyTemplate, ServesSixteenBitProblemsAndIsTriedOnlyForFewRows) {
+  const KernelProblem few = typed_problem(8, 4096, 4096, "nt", "bf16");
+  EXPECT_TRUE(can_serve(skinny(), few, 80));
+  EXPECT_TRUE(can_serve(skinny(), typed_problem(8, 4096, 4096, "nn", "f16>f32"), 90));
+  EXPECT_FALSE(can_serve(skinny(), few, 75));
+  EXPECT_FALSE(can_serve(skinny(), typed_problem(8, 4096, 4096, "nt", "f32"), 90));
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  EXPECT_FALSE(Space::build(skinny(), device, few).empty());
+  EXPECT_TRUE(Space::build(skinny(), device, typed_problem(64, 4096, 4096, "nt", "bf16")).empty())
+      << "pruned where B would stream once per 16 rows of many";
+}
+
+TEST(SkinnyTemplate, AnNContiguousBTakesWholeGroupsOfEightFragments) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  Config config = skinny().manifest.seeds().front();
+  config.set("NF", 2);
+  const KernelProblem nt = typed_problem(4, 4096, 4096, "nt", "bf16");
+  const KernelProblem nn = typed_problem(4, 4096, 4096, "nn", "bf16");
+  EXPECT_TRUE(skinny().manifest.violations(config, &device, &nt).empty());
+  ASSERT_FALSE(skinny().manifest.violations(config, &device, &nn).empty());
+  const std::optional<Config> repaired = repair_config(skinny(), config, device, nn);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_EQ(repaired->at("NF") % 8, 0);
+}
+
+TEST(SkinnyTemplate, SeedsAndASampleCompileForSm80AndSm90StreamingBIntoHmma) {
+  test_support::KernelCases cases;
+  const std::array<const char*, 4> layouts = {"nn", "nt", "tn", "tt"};
+  const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const DeviceInfo device = DeviceInfo::nominal(arch);
+    const auto add_fitted = [&](const Config& config, const KernelProblem& problem) {
+      const std::optional<Config> fitted = repair_config(skinny(), config, device, problem);
+      ASSERT_TRUE(fitted.has_value()) << problem.to_string() << " " << config.key();
+      cases.add(skinny(), *fitted, problem, arch, device);
+    };
+    const std::vector<Config>& seeds = skinny().manifest.seeds();
+    for (size_t s = 0; s < seeds.size(); ++s) {
+      for (size_t l = 0; l < layouts.size(); ++l) {
+        add_fitted(seeds[s], typed_problem(16, 4096, 4096, layouts[l], types[(s + l) % 4]));
+      }
+    }
+    // Leading dimensions aligned to 4, 2 and 1 elements: narrower loads, element-wise stores of C.
+    for (const auto& [m, n, k] : {std::array<int64_t, 3>{3, 1020, 1020}, {5, 1022, 1022}, {1, 1001, 1003}}) {
+      for (const char* layout : layouts) add_fitted(seeds.front(), typed_problem(m, n, k, layout, "bf16"));
+    }
+    std::mt19937_64 rng(11);
+    for (const KernelProblem& problem :
+         {typed_problem(1, 14336, 4096, "nt", "bf16"), typed_problem(16, 4096, 4096, "nn", "f16")}) {
+      const Space space = Space::build(skinny(), device, problem);
+      ASSERT_FALSE(space.empty()) << problem.to_string();
+      for (int i = 0; i < 3; ++i)
+        cases.add(skinny(), space.config(rng() % space.size()), problem, arch, device, true);
+    }
+  }
+  ASSERT_GE(cases.size(), 60u);
+  size_t sampled_spills = 0;
+  const test_support::Disassembly disassembly = test_support::compile_and_disassemble(
+      cases.requests(), [&](size_t i, const CompileResult& r, const std::string& sass) {
+        const std::string& what = cases[i].what;
+        if (!test_support::expect_compiled(cases[i], r, sampled_spills) || sass.empty()) return;
+        const KernelSpec& spec = cases[i].spec;
+        const int64_t per_batch = spec.config.at("NF") * spec.config.at("KU") * 2;
+        EXPECT_EQ(count(sass, "HMMA.16816.F32"), static_cast<size_t>(2 * per_batch)) << what;
+        EXPECT_EQ(count(sass, "LDSM"), 0u) << what << ": no operand passes through shared memory";
+        if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
+      });
+  if (!test_support::expect_walk_complete(cases, disassembly, sampled_spills)) {
+    GTEST_SKIP() << "compiled " << cases.size()
+                 << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
+  }
+}
+
+}  // namespace
+}  // namespace gemmforge::rtc
