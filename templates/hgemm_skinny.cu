@@ -10,8 +10,9 @@
 // operands alike, so one 16-byte load fills a lane's part of two products.
 // - k-contiguous B (B_TRANS): the run is a load from column g of a fragment.
 // - n-contiguous B: lane (g, t) loads the 8 columns 8g .. 8g + 7 of a group of 64 from each of its run's 8
-//   k rows, and byte permutes pair each column's elements of k rows 2w and 2w + 1 into word w. Column 8g + f
-//   is then column g of the group's fragment f, a permutation of N the epilogue follows.
+//   k rows, and byte permutes pair each column's elements of k rows 2w and 2w + 1 into word w as the products
+//   need it. Column 8g + f is then column g of the group's fragment f, a permutation of N the epilogue
+//   follows.
 // The warps along K add their sums in shared memory; K slices of a tile (blockIdx.z) leave partial tiles in
 // an FP32 workspace, the rows of C only, for the last slice to arrive to sum in slice order, so results do
 // not depend on timing.
@@ -20,7 +21,7 @@
 
 #if !defined(NF) || !defined(WARPS_N) || !defined(WARPS_K) || !defined(KU) || !defined(A_TRANS) ||       \
     !defined(B_TRANS) || !defined(ELEM_BF16) || !defined(C_F32) || !defined(VEC_A) || !defined(VEC_B) || \
-    !defined(VEC_C)
+    !defined(VEC_C) || !defined(PREFETCH)
 #error "hgemm_skinny.cu needs every parameter of hgemm_skinny.json as a -D definition"
 #endif
 
@@ -103,9 +104,11 @@ __device__ __forceinline__ unsigned pair_column(const Run& x, const Run& y, int 
 
 // What a warp loads for one batch of KU steps: A's runs of rows g and g + 8, and each fragment's B words,
 // word 2s + h of step s being the fragment's register h of the step's second product operand.
+// For an n-contiguous B, b holds the loaded runs as they are (row r of the lane's 8 columns of group j at
+// 8j + r), paired along K only as the products read them, so that no second copy takes registers.
 struct Batch {
   Run a[KU][2];
-  unsigned b[KU][NF][4];
+  Run b[KU][NF];
 };
 
 // A warp's view of the problem: where its lane's runs start and how many of their rows exist.
@@ -139,22 +142,15 @@ struct WarpTile {
           load_run<VEC_B, true>(batch.b[u][f], b + f * 8 * ldb + k, b_columns[f] ? valid : 0);
         }
       } else {
-        // Rows k + 8t .. k + 8t + 7 of the lane's 8 columns of each group; word w of fragment f pairs
-        // column f's elements of rows 2w and 2w + 1.
+        // Rows k + 8t .. k + 8t + 7 of the lane's 8 columns of each group.
         const int first_row = k + 8 * (threadIdx.x % 4);
 #pragma unroll
         for (int j = 0; j < NF / 8; ++j) {
-          Run rows[8];
 #pragma unroll
           for (int r = 0; r < 8; ++r) {
-            load_run<VEC_B, true>(rows[r], b + static_cast<long long>(first_row + r) * ldb + 64 * j,
+            load_run<VEC_B, true>(batch.b[u][8 * j + r],
+                                  b + static_cast<long long>(first_row + r) * ldb + 64 * j,
                                   first_row + r < k_end ? columns_left - 64 * j : 0);
-          }
-#pragma unroll
-          for (int f = 0; f < 8; ++f) {
-#pragma unroll
-            for (int w = 0; w < 4; ++w)
-              batch.b[u][8 * j + f][w] = pair_column(rows[2 * w], rows[2 * w + 1], f);
           }
         }
       }
@@ -171,7 +167,18 @@ __device__ __forceinline__ void multiply(float (&acc)[NF][4], const Batch& batch
                              batch.a[u][1][2 * s + 1]};
 #pragma unroll
       for (int f = 0; f < NF; ++f) {
-        const unsigned b[2] = {batch.b[u][f][2 * s], batch.b[u][f][2 * s + 1]};
+        unsigned b[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          // Word w of fragment f pairs its column's elements of k 2w and 2w + 1 of the lane's run.
+          const int w = 2 * s + h;
+          if constexpr (B_TRANS) {
+            b[h] = batch.b[u][f][w];
+          } else {
+            const Run* rows = batch.b[u] + 8 * (f / 8);
+            b[h] = pair_column(rows[2 * w], rows[2 * w + 1], f % 8);
+          }
+        }
         gf::mma_16816<ELEM_BF16 != 0>(acc[f], a, b);
       }
     }
@@ -224,18 +231,26 @@ extern "C" __global__ void __launch_bounds__(kThreads) hgemm_skinny(GemmArgs arg
 #pragma unroll
   for (int f = 0; f < NF; ++f) acc[f][0] = acc[f][1] = acc[f][2] = acc[f][3] = 0.0f;
 
-  // The warp's batches are every WARPS_K-th one of the block's K range; two are in flight, one loading
-  // while the other multiplies.
+  // The warp's batches are every WARPS_K-th one of the block's K range. With PREFETCH two are in flight,
+  // one loading while the other multiplies; without, a warp holds one and other warps hide its loads.
   const int first = segment.k_begin + warp_k * kBatch;
-  Batch batches[2];
-  if (first < segment.k_end) tile.load(batches[0], first);
-  for (int k = first; k < segment.k_end;) {
+  if constexpr (PREFETCH) {
+    Batch batches[2];
+    if (first < segment.k_end) tile.load(batches[0], first);
+    for (int k = first; k < segment.k_end;) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      if (k >= segment.k_end) break;
-      if (k + kTurn < segment.k_end) tile.load(batches[i ^ 1], k + kTurn);
-      multiply(acc, batches[i]);
-      k += kTurn;
+      for (int i = 0; i < 2; ++i) {
+        if (k >= segment.k_end) break;
+        if (k + kTurn < segment.k_end) tile.load(batches[i ^ 1], k + kTurn);
+        multiply(acc, batches[i]);
+        k += kTurn;
+      }
+    }
+  } else {
+    for (int k = first; k < segment.k_end; k += kTurn) {
+      Batch batch;
+      tile.load(batch, k);
+      multiply(acc, batch);
     }
   }
 
