@@ -187,10 +187,7 @@ TEST_P(ApiGemmEx, StridedBatchesMatchCublas) {
 INSTANTIATE_TEST_SUITE_P(Types, ApiGemmEx,
                          ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32", "f32", "tf32", "ffma"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           const size_t arrow = name.find('>');
-                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
-                           return name;
+                           return type_test_name(info.param);
                          });
 
 }  // namespace

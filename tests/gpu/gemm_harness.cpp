@@ -53,6 +53,28 @@ std::vector<GemmCase> correctness_matrix(const std::vector<CaseShape>& shapes, i
   return cases;
 }
 
+std::vector<GemmCase> sanitizer_cases(const std::vector<CaseShape>& shapes) {
+  std::vector<GemmCase> cases;
+  for (const CaseShape& s : shapes) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      for (Op op_b : {Op::kN, Op::kT}) {
+        for (int64_t pad : {0, 1}) {
+          GemmCase c;
+          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+std::string type_test_name(std::string type) {
+  const size_t arrow = type.find('>');
+  if (arrow != std::string::npos) type.replace(arrow, 1, "_to_");
+  return type;
+}
+
 GemmCall shape_call(const GemmCase& c) {
   GemmCall call;
   call.dtype = c.dtype;

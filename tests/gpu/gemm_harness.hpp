@@ -41,6 +41,13 @@ struct CaseShape {
 /// loads, scalar stores); beta != 0 with padded aligned ones. Types as GemmCase's defaults (FP32).
 std::vector<GemmCase> correctness_matrix(const std::vector<CaseShape>& shapes, int variants);
 
+/// The edge set the templates' tests run under compute-sanitizer: `shapes`, every op(A)/op(B), row-major,
+/// beta = 0.25, tight and odd (+1) leading dimensions. Types as GemmCase's defaults (FP32).
+std::vector<GemmCase> sanitizer_cases(const std::vector<CaseShape>& shapes);
+
+/// A type name as a test name may spell it: "bf16>f32" as "bf16_to_f32".
+std::string type_test_name(std::string type);
+
 struct CaseResult {
   rtc::Comparison comparison;
   uint64_t padding_writes = 0;  ///< elements of C's padding that changed

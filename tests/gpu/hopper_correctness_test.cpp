@@ -77,10 +77,6 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
     return config;
   }
 
-  std::string check(const Config& fitted, const GemmCase& c, uint64_t seed) {
-    return check_config(tmpl(), fitted, c, seed, bound());
-  }
-
   // The seeds, and with each K-splitting mode the template has the first seed the type allows it on: the
   // parallel reduction through the workspace, serial slices and stream-K (these two add into C in turn, so
   // only for an FP32 C). gemm_tma's FP32 seeds, for one, come after its 16-bit ones. (gemm_tma's first two
@@ -122,29 +118,8 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   // config could run (gemm_tma serves TF32 only with both operands K-contiguous).
   std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked,
                       int& served) {
-    std::vector<rtc::KernelSpec> specs;
-    for (const GemmCase& c : cases) {
-      for (const Config& config : configs) {
-        if (const auto fitted = runnable(config, c))
-          specs.push_back(
-              rtc::make_spec(tmpl(), *fitted, GemmHarness::problem(c), kernels().device().arch()));
-      }
-    }
-    kernels().prepare(specs);
-    std::vector<std::string> failures;
-    for (const GemmCase& c : cases) {
-      bool any = false;
-      for (const Config& config : configs) {
-        const std::optional<Config> fitted = runnable(config, c);
-        if (!fitted) continue;
-        any = true;
-        ++checked;
-        if (std::string f = check(*fitted, c, checked); !f.empty() && failures.size() < 20)
-          failures.push_back(f);
-      }
-      served += any ? 1 : 0;
-    }
-    return fmt::format("{}", fmt::join(failures, "\n"));
+    const auto fitted = [&](const Config& config, const GemmCase& c) { return runnable(config, c); };
+    return check_all(tmpl(), configs, cases, bound(), fitted, checked, &served);
   }
 };
 
@@ -240,17 +215,8 @@ TEST_P(HopperTest, OperandsOfEveryAlignmentMatchCublas) {
 // edge shapes with odd leading dimensions.
 TEST_P(HopperTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
-    for (Op op_a : {Op::kN, Op::kT}) {
-      for (Op op_b : {Op::kN, Op::kT}) {
-        for (int64_t pad : {0, 1}) {
-          GemmCase c;
-          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
-          cases.push_back(typed(c, /*any_rows=*/true));
-        }
-      }
-    }
-  }
+  for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}))
+    cases.push_back(typed(c, /*any_rows=*/true));
   int checked = 0, served = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
   EXPECT_GT(checked, 0);
@@ -266,11 +232,8 @@ INSTANTIATE_TEST_SUITE_P(Types, HopperTest,
                                            HopperCase{"gemm_tma", "f16"}, HopperCase{"gemm_tma", "bf16>f32"},
                                            HopperCase{"gemm_tma", "f16>f32"}),
                          [](const ::testing::TestParamInfo<HopperCase>& info) {
-                           std::string name =
-                               std::string(info.param.template_name) + "_" + info.param.type_name;
-                           const size_t arrow = name.find('>');
-                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
-                           return name;
+                           return std::string(info.param.template_name) + "_" +
+                                  type_test_name(info.param.type_name);
                          });
 
 }  // namespace

@@ -5,12 +5,16 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/template_library.hpp"
 #include "gemm_harness.hpp"
 #include "gpu_fixture.hpp"
 #include "kernel_cache.hpp"
+#include "rtc/kernel_spec.hpp"
 
 namespace gemmforge::testing {
 
@@ -45,6 +49,38 @@ class KernelTest : public GpuTest {
                                   uint64_t seed, double bound) {
     return check_config(t, fitted, c, seed, bound,
                         [](const Config& config, const KernelProblem&) { return config; });
+  }
+
+  /// Runs every config of `t` on every case it can run, fitted to the case by fit(config, case) (nullopt
+  /// where it cannot run it), after compiling all the kernels in one parallel batch. `checked` counts the
+  /// runs, `served` (if given) the cases some config could run. Returns what failed (at most 20 of them,
+  /// a line each), empty when nothing did.
+  template <typename Fit>
+  static std::string check_all(const KernelTemplate& t, const std::vector<Config>& configs,
+                               const std::vector<GemmCase>& cases, double bound, Fit&& fit, int& checked,
+                               int* served = nullptr) {
+    std::vector<rtc::KernelSpec> specs;
+    for (const GemmCase& c : cases) {
+      for (const Config& config : configs) {
+        if (const std::optional<Config> fitted = fit(config, c))
+          specs.push_back(rtc::make_spec(t, *fitted, GemmHarness::problem(c), kernels().device().arch()));
+      }
+    }
+    kernels().prepare(specs);
+    std::vector<std::string> failures;
+    for (const GemmCase& c : cases) {
+      bool any = false;
+      for (const Config& config : configs) {
+        const std::optional<Config> fitted = fit(config, c);
+        if (!fitted) continue;
+        any = true;
+        ++checked;
+        if (std::string f = check_config(t, *fitted, c, checked, bound); !f.empty() && failures.size() < 20)
+          failures.push_back(std::move(f));
+      }
+      if (served != nullptr && any) ++*served;
+    }
+    return fmt::format("{}", fmt::join(failures, "\n"));
   }
 };
 

@@ -84,11 +84,6 @@ class MmaSyncTest : public KernelTest, public ::testing::WithParamInterface<MmaC
     return std::nullopt;
   }
 
-  // Runs a fitted config on a case; returns an empty string or what failed.
-  std::string check(const Config& fitted, const GemmCase& c, uint64_t seed) {
-    return check_config(tmpl(), fitted, c, seed, bound());
-  }
-
   // The seeds, and the first seed with each K-splitting mode: the parallel reduction through the
   // workspace, serial slices and stream-K (these two add into C in turn, so only for an FP32 C).
   static std::vector<Config> seeds_and_variants() {
@@ -103,31 +98,9 @@ class MmaSyncTest : public KernelTest, public ::testing::WithParamInterface<MmaC
     return configs;
   }
 
-  void precompile(const std::vector<Config>& configs, const std::vector<GemmCase>& cases) {
-    std::vector<rtc::KernelSpec> specs;
-    for (const GemmCase& c : cases) {
-      const KernelProblem problem = GemmHarness::problem(c);
-      for (const Config& config : configs) {
-        if (const auto fitted = runnable(config, c))
-          specs.push_back(rtc::make_spec(tmpl(), *fitted, problem, kernels().device().arch()));
-      }
-    }
-    kernels().prepare(specs);
-  }
-
   std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked) {
-    precompile(configs, cases);
-    std::vector<std::string> failures;
-    for (const GemmCase& c : cases) {
-      for (const Config& config : configs) {
-        const std::optional<Config> fitted = runnable(config, c);
-        if (!fitted) continue;
-        ++checked;
-        if (std::string f = check(*fitted, c, checked); !f.empty() && failures.size() < 20)
-          failures.push_back(f);
-      }
-    }
-    return fmt::format("{}", fmt::join(failures, "\n"));
+    const auto fitted = [&](const Config& config, const GemmCase& c) { return runnable(config, c); };
+    return check_all(tmpl(), configs, cases, bound(), fitted, checked);
   }
 };
 
@@ -180,17 +153,8 @@ TEST_P(MmaSyncTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 // leading dimensions.
 TEST_P(MmaSyncTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}) {
-    for (Op op_a : {Op::kN, Op::kT}) {
-      for (Op op_b : {Op::kN, Op::kT}) {
-        for (int64_t pad : {0, 1}) {
-          GemmCase c;
-          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
-          cases.push_back(typed(c));
-        }
-      }
-    }
-  }
+  for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}))
+    cases.push_back(typed(c));
   int checked = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked);
   EXPECT_GT(checked, 0);
@@ -203,10 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Types, MmaSyncTest,
                                            MmaCase{"tf32gemm_mma", "tf32"}),
                          [](const ::testing::TestParamInfo<MmaCase>& info) {
                            // Named by type only, so the 16-bit instances keep their names.
-                           std::string name = info.param.type;
-                           const size_t arrow = name.find('>');
-                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
-                           return name;
+                           return type_test_name(info.param.type);
                          });
 
 }  // namespace

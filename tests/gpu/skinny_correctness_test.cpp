@@ -41,34 +41,12 @@ class SkinnyTest : public KernelTest, public ::testing::WithParamInterface<const
     return verification_tolerance(c.dtype, c.c_dtype);
   }
 
-  // The config as the runtime would run it on the case's canonical problem, or nullopt where none fits.
-  std::optional<Config> fitted(const Config& config, const KernelProblem& problem) {
-    return repair_config(tmpl(), config, kernels().device(), problem);
-  }
-
+  // Runs each config as the runtime would run it on each case's canonical problem (repair_config).
   std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked) {
-    std::vector<rtc::KernelSpec> specs;
-    for (const GemmCase& c : cases) {
-      const KernelProblem problem = GemmHarness::problem(c);
-      for (const Config& config : configs) {
-        if (const auto f = fitted(config, problem))
-          specs.push_back(rtc::make_spec(tmpl(), *f, problem, kernels().device().arch()));
-      }
-    }
-    kernels().prepare(specs);
-    std::vector<std::string> failures;
-    for (const GemmCase& c : cases) {
-      const KernelProblem problem = GemmHarness::problem(c);
-      for (const Config& config : configs) {
-        const std::optional<Config> f = fitted(config, problem);
-        if (!f) continue;
-        ++checked;
-        if (std::string failure = check_config(tmpl(), *f, c, checked, bound());
-            !failure.empty() && failures.size() < 20)
-          failures.push_back(failure);
-      }
-    }
-    return fmt::format("{}", fmt::join(failures, "\n"));
+    const auto fitted = [&](const Config& config, const GemmCase& c) {
+      return repair_config(tmpl(), config, kernels().device(), GemmHarness::problem(c));
+    };
+    return check_all(tmpl(), configs, cases, bound(), fitted, checked);
   }
 };
 
@@ -119,17 +97,8 @@ TEST_P(SkinnyTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 // Small enough to run under compute-sanitizer: every seed on edge shapes with odd leading dimensions.
 TEST_P(SkinnyTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (CaseShape s : std::vector<CaseShape>{{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {2, 129, 255}}) {
-    for (Op op_a : {Op::kN, Op::kT}) {
-      for (Op op_b : {Op::kN, Op::kT}) {
-        for (int64_t pad : {0, 1}) {
-          GemmCase c;
-          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
-          cases.push_back(typed(c));
-        }
-      }
-    }
-  }
+  for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {2, 129, 255}}))
+    cases.push_back(typed(c));
   int checked = 0;
   const std::string failures = run_all(tmpl().manifest.seeds(), cases, checked);
   EXPECT_GT(checked, 0);
@@ -138,10 +107,7 @@ TEST_P(SkinnyTest, EdgeShapesForSanitizer) {
 
 INSTANTIATE_TEST_SUITE_P(Types, SkinnyTest, ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           const size_t arrow = name.find('>');
-                           if (arrow != std::string::npos) name.replace(arrow, 1, "_to_");
-                           return name;
+                           return type_test_name(info.param);
                          });
 
 }  // namespace
