@@ -175,14 +175,17 @@ TEST_P(HopperTest, SampledConfigsMatchCublasOnEdgeShapes) {
 }
 
 // Persistent blocks that walk several tiles each: the seeds' tile walks, their clusters and gemm_tma's
-// ping-pong teams taking turns, on a problem with ragged tile rows and columns.
+// ping-pong teams taking turns, on a problem with ragged tile rows and columns, with beta != 0 and with
+// beta = 0 over a NaN C.
 TEST_P(HopperTest, PersistentBlocksWalkingManyTilesMatchCublas) {
   std::vector<GemmCase> cases;
   for (Op op_a : {Op::kN, Op::kT}) {
     for (Op op_b : {Op::kN, Op::kT}) {
-      GemmCase c;
-      c.op_a = op_a, c.op_b = op_b, c.m = 4100, c.n = 1030, c.k = 256, c.beta = 0.5f;
-      cases.push_back(typed(c));
+      for (const float beta : {0.5f, 0.0f}) {
+        GemmCase c;
+        c.op_a = op_a, c.op_b = op_b, c.m = 4100, c.n = 1030, c.k = 256, c.beta = beta;
+        cases.push_back(typed(c));
+      }
     }
   }
   int checked = 0, served = 0;
@@ -212,11 +215,14 @@ TEST_P(HopperTest, OperandsOfEveryAlignmentMatchCublas) {
 }
 
 // Small enough to run under compute-sanitizer (memcheck and racecheck): every seed and K-splitting mode on
-// edge shapes with odd leading dimensions.
+// edge shapes with odd leading dimensions, with beta != 0 and with beta = 0 over a NaN C.
 TEST_P(HopperTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
-  for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}))
+  for (GemmCase c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}})) {
     cases.push_back(typed(c, /*any_rows=*/true));
+    c.beta = 0.0f;
+    cases.push_back(typed(c, /*any_rows=*/true));
+  }
   int checked = 0, served = 0;
   const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
   EXPECT_GT(checked, 0);
