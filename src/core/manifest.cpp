@@ -120,6 +120,15 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     }
     if (m.types_.empty()) throw InvalidArgumentError(fmt::format("{}: dtype names no type", origin));
     m.min_cc_ = doc.value("min_cc", 0);
+    if (doc.contains("math")) {
+      const std::string math = required_string(doc, "math", origin);
+      if (math != "ffma") {
+        throw InvalidArgumentError(fmt::format(
+            "{}: math '{}' is not known; \"ffma\" states that the template multiplies in FP32 FFMA", origin,
+            math));
+      }
+      m.multiplies_in_fp32_ = true;
+    }
     if (doc.contains("arch")) {
       m.arch_ = normalize_arch(required_string(doc, "arch", origin));
       m.min_cc_ = std::max(m.min_cc_, arch_cc(m.arch_));

@@ -150,6 +150,9 @@ class Manifest {
   /// Whether its configs may run the operand passes (templates/operand_passes.cu) before the main kernel:
   /// its launch section gives k_products, copy_a or copy_b.
   bool prepares_operands() const { return prepares_operands_; }
+  /// Whether it multiplies in FP32 FFMA whatever its operands' type ("math": "ffma"), rather than on the
+  /// units the type is computed on (tensor cores for 16-bit and TF32 operands).
+  bool multiplies_in_fp32() const { return multiplies_in_fp32_; }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<DerivedValue>& derived() const { return derived_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -210,6 +213,7 @@ class Manifest {
   std::vector<std::string> symbols_;  // parameters, derived values, then context variables
   int derived_count_ = 0;
   bool prepares_operands_ = false;
+  bool multiplies_in_fp32_ = false;
 
   struct Launch {
     BoundExpression threads, smem_bytes, tiles, split_k, k_granule, raster_group, partial_tile_floats;

@@ -121,7 +121,7 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     e.time_ms = e.main_loop_ms = std::numeric_limits<double>::infinity();
     return e;
   }
-  const double peak = peak_tflops(problem.dtype, device);
+  const double peak = f.fp32_math ? device.fp32_peak_tflops() : peak_tflops(problem.dtype, device);
   const double sm_flops_per_ms = peak > 0 ? peak * 1e9 / device.sm_count : kFallbackSmFlopsPerMs;
   const double sm_bytes_per_ms = sm_flops_per_ms * kL2BytesPerFlop;
   const int64_t warps_per_block = ceil_div(std::max<int64_t>(f.threads, 1), std::max(1, device.warp_size));

@@ -104,6 +104,7 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.operand_pass_bytes = geometry.operand_pass_bytes();
   f.k_products = geometry.k_products;
   f.operand_parts = geometry.operand_parts();
+  f.fp32_math = manifest_.multiplies_in_fp32();
   if (geometry.uses_tensor_maps()) {
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);

@@ -86,7 +86,8 @@ TEST(HalfTemplate, ServesSixteenBitOperandsWithSixteenBitOrFp32COnSm80AndNewer) 
   const KernelProblem half = typed_problem(64, 64, 64, "nn", "f16");
   for (const KernelTemplate* t : candidates(TemplateLibrary::instance(), half, 90)) {
     EXPECT_TRUE(t->manifest.name() == "hgemm_mma" || t->manifest.name() == "hgemm_skinny" ||
-                t->manifest.name() == "gemm_wgmma" || t->manifest.name() == "gemm_tma")
+                t->manifest.name() == "hgemm_rows" || t->manifest.name() == "gemm_wgmma" ||
+                t->manifest.name() == "gemm_tma")
         << t->manifest.name();
   }
 }

@@ -232,6 +232,20 @@ TEST(ManifestParse, AParameterWithAnAbsentValueFillsConfigsWrittenWithoutIt) {
   EXPECT_NE(message.find("absent value 3"), std::string::npos) << message;
 }
 
+// "math": "ffma" states that a template multiplies in FP32 FFMA whatever its operands' type; nothing else is
+// a known math, and without the key a template computes on its type's own units.
+TEST(ManifestParse, MathSaysWhetherATemplateMultipliesInFp32) {
+  EXPECT_TRUE(manifest_of("hgemm_rows").multiplies_in_fp32());
+  EXPECT_FALSE(manifest_of("hgemm_skinny").multiplies_in_fp32());
+  nlohmann::json ffma = simt_manifest_json();
+  ffma["math"] = "ffma";
+  EXPECT_TRUE(Manifest::parse(ffma.dump(), "ffma.json").multiplies_in_fp32());
+  ffma["math"] = "wgmma";
+  const std::string message = invalid_argument_message([&] { Manifest::parse(ffma.dump(), "wgmma.json"); });
+  EXPECT_NE(message.find("wgmma.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("math 'wgmma'"), std::string::npos) << message;
+}
+
 TEST(ManifestParse, MalformedManifestsAreRefusedWithTheirOrigin) {
   EXPECT_NO_THROW(Manifest::parse(simt_manifest_json().dump(), "copy.json"));
 

@@ -122,6 +122,19 @@ TEST(Estimate, MainLoopIsWholeRoundsOfComputeWhenTheTileIsComputeBound) {
   EXPECT_GT(e.time_ms, e.main_loop_ms);
 }
 
+// A template that multiplies 16-bit operands in FFMA is charged FFMA's rate, not the tensor cores': its
+// compute-bound tile takes as long as the same tile of FP32.
+TEST(Estimate, AFp32MathTemplateIsChargedFfmasRateForSixteenBitOperands) {
+  KernelProblem half = kProblem;
+  half.dtype = half.c_dtype = Dtype::kBf16;
+  Footprint f = tile_128x128(1024, 1, 4096);
+  const double tensor_cores = estimate(kH100, half, f, 128).main_loop_ms;
+  f.fp32_math = true;
+  const double ffma = estimate(kH100, half, f, 128).main_loop_ms;
+  EXPECT_GT(ffma, 4 * tensor_cores);
+  EXPECT_DOUBLE_EQ(ffma, estimate(kH100, kProblem, tile_128x128(1024, 1, 4096), 128).main_loop_ms);
+}
+
 TEST(Estimate, ATailOfOneBlockPerSmCostsLessThanAFullRoundButMoreThanNothing) {
   const double full = estimate(kH100, kProblem, tile_128x128(264, 1, 4096), 128).main_loop_ms;
   const double tail = estimate(kH100, kProblem, tile_128x128(265, 1, 4096), 128).main_loop_ms;

@@ -1,0 +1,117 @@
+// hgemm_rows, the 16-bit template for few rows of C with an n-contiguous B, against cuBLAS GemmEx with FP32
+// accumulation on the same operands: BF16 and FP16 operands with a C of their own type or FP32. Its seeds,
+// fitted to each case the way the runtime fits a config (repair_config; cases whose canonical B is
+// k-contiguous are not its to serve), over a correctness matrix of skinny and edge shapes (M from 1 to 33, K
+// tails, long K, every op(A)/op(B), both storage orders; beta = 0 over NaN and beta != 0, tight, odd and
+// padded leading dimensions), and a random sample of its valid configs on edge shapes. Bound: relative
+// Frobenius error at most verification_tolerance() (1e-4 plus one rounding of a 16-bit C) beyond cuBLAS's
+// own result, with no non-finite value and no write outside C.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+
+#include "core/config_repair.hpp"
+#include "core/dtype.hpp"
+#include "core/space.hpp"
+#include "core/template_library.hpp"
+#include "gemm_harness.hpp"
+#include "kernel_fixture.hpp"
+
+namespace gemmforge::testing {
+namespace {
+
+class RowsTest : public KernelTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("hgemm_rows"); }
+
+  void SetUp() override {
+    KernelTest::SetUp();
+    if (IsSkipped()) return;
+    if (kernels().device().cc() < 80) GTEST_SKIP() << "hgemm_rows needs compute capability 8.0";
+  }
+
+  GemmCase typed(GemmCase c) const {
+    parse_type_name(GetParam(), c.dtype, c.c_dtype);
+    return c;
+  }
+  double bound() const {
+    const GemmCase c = typed(GemmCase{});
+    return verification_tolerance(c.dtype, c.c_dtype);
+  }
+
+  // Runs each config as the runtime would run it on each case's canonical problem (repair_config), where
+  // that problem's B is n-contiguous.
+  std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked,
+                      int& served) {
+    const auto fitted = [&](const Config& config, const GemmCase& c) {
+      return repair_config(tmpl(), config, kernels().device(), GemmHarness::problem(c));
+    };
+    return check_all(tmpl(), configs, cases, bound(), fitted, checked, &served);
+  }
+};
+
+TEST_P(RowsTest, SeedsMatchCublasGemmExOverSkinnyAndEdgeShapes) {
+  const std::vector<CaseShape> shapes = {{1, 1, 1},       {7, 9, 13},     {1, 4096, 4096},
+                                         {16, 4096, 512}, {17, 33, 65},   {3, 1000, 1000},
+                                         {8, 257, 4099},  {33, 130, 300}, {16, 96, 16384}};
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : correctness_matrix(shapes, 3)) cases.push_back(typed(c));
+  int checked = 0, served = 0;
+  const std::string failures = run_all(tmpl().manifest.seeds(), cases, checked, served);
+  EXPECT_GE(served, static_cast<int>(cases.size()) / 3) << "the cases with an n-contiguous B";
+  EXPECT_EQ(checked, served * static_cast<int>(tmpl().manifest.seeds().size()))
+      << "every seed fits every case it serves";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+TEST_P(RowsTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
+  // The validity space (no pruning) of a skinny problem.
+  GemmCase base = typed(GemmCase{});
+  base.m = 8, base.n = 512, base.k = 2048, base.op_b = Op::kN;
+  const Space space =
+      Space::build(tmpl(), kernels().device(), GemmHarness::problem(base), {}, /*prune=*/false);
+  ASSERT_GT(space.size(), 100u);
+  std::vector<Config> sample;
+  std::mt19937_64 rng(2027);
+  for (int i = 0; i < 24; ++i) sample.push_back(space.config(rng() % space.size()));
+  std::vector<GemmCase> cases;
+  int variant = 0;
+  for (const CaseShape& s : std::vector<CaseShape>{{5, 77, 1031}, {16, 264, 520}, {1, 1100, 300}}) {
+    for (Op op_a : {Op::kN, Op::kT}) {
+      GemmCase c;
+      c.op_a = op_a, c.op_b = Op::kN, c.m = s.m, c.n = s.n, c.k = s.k;
+      c.beta = variant % 2 == 0 ? 0.0f : 0.5f;
+      c.pad = variant++ % 3;
+      cases.push_back(typed(c));
+    }
+  }
+  int checked = 0, served = 0;
+  const std::string failures = run_all(sample, cases, checked, served);
+  EXPECT_EQ(served, static_cast<int>(cases.size()));
+  EXPECT_GE(checked, 24 * 5) << "the sample must run on most cases";
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+// Small enough to run under compute-sanitizer: every seed on edge shapes with odd leading dimensions.
+TEST_P(RowsTest, EdgeShapesForSanitizer) {
+  std::vector<GemmCase> cases;
+  for (GemmCase c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {2, 129, 255}})) {
+    cases.push_back(typed(c));
+    c.beta = 0.0f;
+    cases.push_back(typed(c));
+  }
+  int checked = 0, served = 0;
+  const std::string failures = run_all(tmpl().manifest.seeds(), cases, checked, served);
+  EXPECT_GT(checked, 0);
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, RowsTest, ::testing::Values("bf16", "f16", "bf16>f32", "f16>f32"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return type_test_name(info.param);
+                         });
+
+}  // namespace
+}  // namespace gemmforge::testing
