@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config_repair.hpp"
 #include "core/dtype.hpp"
 #include "core/template_library.hpp"
 #include "rtc/compile_pool.hpp"
@@ -42,6 +43,15 @@ class KernelCases {
     if (!keys_.insert(spec.cubin_key(TemplateLibrary::instance())).second) return false;
     cases_.push_back(
         {fmt::format("{} {} {}", arch, problem.to_string(), config.key()), std::move(spec), sampled});
+    return true;
+  }
+  /// Adds `config` fitted to `problem` the way the runtime fits a config (repair_config), as add() does;
+  /// false where no config of the template fits the problem.
+  bool add_fitted(const KernelTemplate& t, const Config& config, const KernelProblem& problem,
+                  const std::string& arch, const DeviceInfo& device) {
+    const std::optional<Config> fitted = repair_config(t, config, device, problem);
+    if (!fitted) return false;
+    add(t, *fitted, problem, arch, device);
     return true;
   }
   size_t size() const { return cases_.size(); }

@@ -8,7 +8,6 @@
 #include <array>
 #include <random>
 
-#include "core/config_repair.hpp"
 #include "core/eligibility.hpp"
 #include "core/space.hpp"
 #include "core/template_library.hpp"
@@ -49,9 +48,8 @@ TEST(RowsTemplate, SeedsAndASampleCompileForSm80AndSm90MultiplyingInFfma) {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const DeviceInfo device = DeviceInfo::nominal(arch);
     const auto add_fitted = [&](const Config& config, const KernelProblem& problem) {
-      const std::optional<Config> fitted = repair_config(rows(), config, device, problem);
-      ASSERT_TRUE(fitted.has_value()) << problem.to_string() << " " << config.key();
-      cases.add(rows(), *fitted, problem, arch, device);
+      ASSERT_TRUE(cases.add_fitted(rows(), config, problem, arch, device))
+          << problem.to_string() << " " << config.key();
     };
     const std::vector<Config>& seeds = rows().manifest.seeds();
     for (size_t s = 0; s < seeds.size(); ++s) {

@@ -57,9 +57,8 @@ TEST(SkinnyTemplate, SeedsAndASampleCompileForSm80AndSm90StreamingBIntoHmma) {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const DeviceInfo device = DeviceInfo::nominal(arch);
     const auto add_fitted = [&](const Config& config, const KernelProblem& problem) {
-      const std::optional<Config> fitted = repair_config(skinny(), config, device, problem);
-      ASSERT_TRUE(fitted.has_value()) << problem.to_string() << " " << config.key();
-      cases.add(skinny(), *fitted, problem, arch, device);
+      ASSERT_TRUE(cases.add_fitted(skinny(), config, problem, arch, device))
+          << problem.to_string() << " " << config.key();
     };
     const std::vector<Config>& seeds = skinny().manifest.seeds();
     for (size_t s = 0; s < seeds.size(); ++s) {
