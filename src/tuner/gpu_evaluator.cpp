@@ -219,6 +219,7 @@ void GpuEvaluator::measure(const Candidate& candidate, const Compiled& compiled)
     if (options_.gpu_mutex != nullptr) gpu = std::unique_lock(*options_.gpu_mutex);
     ensure_problem_set();
     const auto start = std::chrono::steady_clock::now();
+    if (!stats_.first_measured) stats_.first_measured = start;
     Measurement measurement = worker_.evaluate(request);
     stats_.measure_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return measurement;

@@ -3,6 +3,8 @@
 // compilation finishes, and every outcome is recorded as a trial in a transaction of its own.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,6 +58,8 @@ struct EvaluatorStats {
   double measure_s = 0;       ///< wall time the worker spent loading, verifying and timing them
   MeasurementPhases phases;   ///< the worker's share of that in each phase, added up
   size_t skipped = 0;         ///< recorded without measuring: invalid, spilling or not compiling
+  /// When the first candidate went to the worker, its problem set up: what came before is the start.
+  std::optional<std::chrono::steady_clock::time_point> first_measured;
 };
 
 /// A trial just recorded, or found in the database; for progress reports.
@@ -83,6 +87,7 @@ class GpuEvaluator : public Evaluator {
   std::vector<Observation> evaluate(const SearchSpace& space, const std::vector<size_t>& candidates) override;
   /// Queues the kernels of `candidates` that are neither tried nor cached on the compile pool, behind
   /// every kernel wanted now.
+  void note_best(double ms) override { best_ms_ = std::min(best_ms_.value_or(ms), ms); }
   void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override;
 
   /// Runs `action` once, right after the next evaluate() has queued its compilations (or at once when

@@ -14,6 +14,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "gemmforge/error.hpp"
@@ -44,7 +45,9 @@ struct SharedProblem {
 };
 
 // The owner's evaluator: splits each batch over itself and the helpers present when it starts, round
-// robin, and answers in the batch's order, so the search sees what one GPU would have shown it.
+// robin, and answers in the batch's order, so the search sees what one GPU would have shown it. Each lane
+// of a batch is told the best time any of them measured before it, so that all of them stop timing a
+// clearly beaten candidate as early as one GPU would.
 class SplitEvaluator : public Evaluator {
  public:
   SplitEvaluator(LaneEvaluator& own, SharedProblem& shared, const std::atomic<bool>& failed)
@@ -59,7 +62,7 @@ class SplitEvaluator : public Evaluator {
       std::lock_guard lock(shared_.mutex);
       for (SharedProblem::Helper& h : shared_.helpers) helpers.push_back(&h);
     }
-    if (helpers.empty() || candidates.size() < 2) return own_.evaluate(space, candidates);
+    if (helpers.empty() || candidates.size() < 2) return keep_best(own_.evaluate(space, candidates));
     const size_t lanes = std::min(helpers.size() + 1, candidates.size());
     helpers.resize(lanes - 1);
     std::vector<size_t> mine;
@@ -77,12 +80,16 @@ class SplitEvaluator : public Evaluator {
           helpers[i % lanes - 1]->work.push_back(candidates[i]);
         }
       }
-      for (SharedProblem::Helper* h : helpers) h->assigned = true;
+      for (SharedProblem::Helper* h : helpers) {
+        if (best_ms_) h->evaluator->note_best(*best_ms_);
+        h->assigned = true;
+      }
     }
     shared_.changed.notify_all();
     std::exception_ptr error;
     std::vector<Observation> answers;
     try {
+      if (best_ms_) own_.note_best(*best_ms_);
       answers = own_.evaluate(space, mine);
     } catch (...) {
       error = std::current_exception();
@@ -107,7 +114,7 @@ class SplitEvaluator : public Evaluator {
       }
       ordered.push_back(it->second);
     }
-    return ordered;
+    return keep_best(std::move(ordered));
   }
 
   void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override {
@@ -115,9 +122,17 @@ class SplitEvaluator : public Evaluator {
   }
 
  private:
+  std::vector<Observation> keep_best(std::vector<Observation> observations) {
+    for (const Observation& o : observations) {
+      if (o.ok()) best_ms_ = std::min(best_ms_.value_or(o.time_ms), o.time_ms);
+    }
+    return observations;
+  }
+
   LaneEvaluator& own_;
   SharedProblem& shared_;
   const std::atomic<bool>& failed_;
+  std::optional<double> best_ms_;  // over every lane's answers so far
 };
 
 class LaneDriver {

@@ -131,6 +131,10 @@ class Evaluator {
   /// One observation per candidate, in order. Failures are observations, not exceptions.
   virtual std::vector<Observation> evaluate(const SearchSpace& space,
                                             const std::vector<size_t>& candidates) = 0;
+  /// The best time measured for the problem elsewhere: by another GPU of the model measuring shares of the
+  /// same batches. A candidate clearly slower than it need not be timed in full, as with the evaluator's
+  /// own best. A hint; the default ignores it.
+  virtual void note_best(double /*ms*/) {}
   /// Candidates likely to be asked for soon: an evaluator that compiles may start on them while it
   /// measures the current batch. A hint; nothing is measured or recorded.
   virtual void prefetch(const SearchSpace& /*space*/, const std::vector<size_t>& /*candidates*/) {}

@@ -270,6 +270,7 @@ class GpuLaneEvaluator : public RecordingEvaluator {
   void prefetch(const SearchSpace& space, const std::vector<size_t>& candidates) override {
     evaluator_.prefetch(space, candidates);
   }
+  void note_best(double ms) override { evaluator_.note_best(ms); }
   void after_next_submission(std::function<void()> action) override {
     evaluator_.after_next_submission(std::move(action));
   }
@@ -689,6 +690,7 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
   std::vector<LaneResult> results = tune_on_lanes(lanes, problems, costs, search, events);
   line.finish();
 
+  std::map<int, Clock::time_point> first_measured;  // by GPU ordinal
   for (LaneResult& r : results) {
     const KernelProblem& problem = problems[r.problem];
     ProblemSummary summary;
@@ -699,8 +701,14 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     summary.evaluations = r.history.size();
     summary.wall_s = r.wall_s;
     RecordingLane& owner = *gpus[r.owner];
-    for (auto& evaluator : r.evaluators) {
-      const EvaluatorStats stats = static_cast<RecordingEvaluator&>(*evaluator).stats();
+    for (size_t e = 0; e < r.evaluators.size(); ++e) {
+      const EvaluatorStats stats = static_cast<RecordingEvaluator&>(*r.evaluators[e]).stats();
+      if (stats.first_measured) {
+        const int gpu = gpus[r.lanes[e]]->ordinal();
+        const auto known = first_measured.find(gpu);
+        if (known == first_measured.end() || *stats.first_measured < known->second)
+          first_measured[gpu] = *stats.first_measured;
+      }
       summary.resumed += stats.resumed;
       summary.measured += stats.measured;
       summary.compiled += stats.compiled;
@@ -738,6 +746,10 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
       report.gpus.push_back(TuneReport::Gpu{gpu->ordinal(), gpu->device(), gpu->run_id(), 0});
     }
     report.gpus.back().worker_restarts += gpu->worker_restarts();  // the run's lanes follow it
+  }
+  for (TuneReport::Gpu& gpu : report.gpus) {
+    if (const auto first = first_measured.find(gpu.ordinal); first != first_measured.end())
+      gpu.first_measured_s = std::chrono::duration<double>(first->second - start).count();
   }
   const rtc::CompileServiceStats compile = compile_service->stats();
   report.kernels_compiled = compile.compiled;

@@ -98,6 +98,9 @@ struct TuneReport {
     DeviceInfo device;
     int64_t run_id = 0;
     int worker_restarts = 0;
+    /// Seconds into the run at which the GPU began measuring its first candidate: the start (workers,
+    /// problems set up, first compilations) that it spent idle. Negative where it measured nothing.
+    double first_measured_s = -1;
   };
   std::vector<Gpu> gpus;                 ///< every GPU, with its run
   size_t searches_per_gpu = 1;           ///< problems each GPU searched at once

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -24,6 +25,7 @@ struct Ledger {
   std::map<std::tuple<std::string, int64_t, size_t>, std::vector<size_t>> measured;
   std::map<std::pair<std::string, int64_t>, std::vector<size_t>> prefetched;  // (model, m) -> candidates
   std::map<std::pair<std::string, int64_t>, std::vector<size_t>> first_batch;
+  std::map<size_t, std::vector<double>> noted_best;  // lane -> best times it was told, in order
 };
 
 // A deterministic time per (problem, candidate): the same on every GPU of a model.
@@ -51,6 +53,10 @@ class LedgerEvaluator : public LaneEvaluator {
       if (first.size() < candidates.size() && first.size() == out.size() - 1) first.push_back(c);
     }
     return out;
+  }
+  void note_best(double ms) override {
+    std::lock_guard lock(ledger_.mutex);
+    ledger_.noted_best[lane_].push_back(ms);
   }
   void prefetch(const SearchSpace&, const std::vector<size_t>& candidates) override {
     std::lock_guard lock(ledger_.mutex);
@@ -173,6 +179,15 @@ TEST(Lanes, ALoneProblemSpreadsOverEveryGpuAndFindsWhatOneGpuFinds) {
   }
   ASSERT_NE(three[0].history.best(), nullptr);
   EXPECT_EQ(one[0].history.best()->candidate, three[0].history.best()->candidate);
+  // Before the last batch, every lane was told the best time of all the batches before it, whichever
+  // lane measured it: each stops timing a clearly beaten candidate as one GPU would.
+  double best_before_last = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i + 6 < three[0].history.size(); ++i)
+    best_before_last = std::min(best_before_last, three[0].history.observations()[i].time_ms);
+  for (size_t lane : {0, 1, 2}) {
+    ASSERT_FALSE(ledger.noted_best[lane].empty()) << "lane " << lane;
+    EXPECT_EQ(ledger.noted_best[lane].back(), best_before_last) << "lane " << lane;
+  }
 }
 
 TEST(Lanes, TheNextProblemsFirstBatchCompilesAheadAndIsWhatItsSearchAsksFirst) {

@@ -193,6 +193,13 @@ void print_summary(const tuner::TuneReport& report) {
         "of the run's time on {} GPU(s)",
         report.measure_s, phases.load_ms / 1e3, phases.verify_ms / 1e3, phases.time_ms / 1e3,
         100 * report.measure_s / (report.wall_s * report.gpus.size()), report.gpus.size());
+    // Until then a GPU waits for its workers, its problems' set-up and their first kernels.
+    std::vector<std::string> starts;
+    for (const tuner::TuneReport::Gpu& gpu : report.gpus) {
+      if (gpu.first_measured_s >= 0)
+        starts.push_back(fmt::format("GPU{} {:.1f} s", gpu.ordinal, gpu.first_measured_s));
+    }
+    if (!starts.empty()) fmt::print("; first candidate measured {} into the run", fmt::join(starts, ", "));
   }
   const bool several = report.gpus.size() > 1;
   fmt::print("\n\n{:<36} {:>10} {:>10} {:>8} {:>9} {:>13} {:>7}{}  {}\n", "problem", "cuBLAS ms", "best ms",
