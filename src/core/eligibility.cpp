@@ -14,15 +14,25 @@ std::string ineligibility(const KernelTemplate& kernel_template, const KernelPro
     return fmt::format("template {} computes {}, the problem is {}", manifest.name(), manifest.type_names(),
                        problem.type_name());
   }
-  if (cc >= 0 && cc < manifest.min_cc()) {
+  if (cc >= 0) return device_ineligibility(kernel_template, cc);
+  return {};
+}
+
+std::string device_ineligibility(const KernelTemplate& kernel_template, int cc) {
+  const Manifest& manifest = kernel_template.manifest;
+  if (cc < manifest.min_cc()) {
     return fmt::format("template {} needs compute capability {} or newer, the device has {}", manifest.name(),
                        manifest.min_cc(), cc);
   }
-  if (cc >= 0 && !manifest.arch().empty() && cc != arch_cc(manifest.arch())) {
+  if (!manifest.arch().empty() && cc != arch_cc(manifest.arch())) {
     return fmt::format("template {} is written for {} only, the device has compute capability {}",
                        manifest.name(), manifest.arch(), cc);
   }
   return {};
+}
+
+bool runs_on(const KernelTemplate& kernel_template, int cc) {
+  return device_ineligibility(kernel_template, cc).empty();
 }
 
 bool can_serve(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc) {

@@ -16,6 +16,14 @@ namespace gemmforge {
 /// the device check. Config constraints are checked elsewhere.
 std::string ineligibility(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc = -1);
 
+/// Why `kernel_template` cannot run on a device of compute capability `cc` whatever the problem, or an empty
+/// string when it can: the device must be new enough, and be of the one architecture the template may be
+/// written for.
+std::string device_ineligibility(const KernelTemplate& kernel_template, int cc);
+
+/// device_ineligibility(...).empty().
+bool runs_on(const KernelTemplate& kernel_template, int cc);
+
 /// ineligibility(...).empty().
 bool can_serve(const KernelTemplate& kernel_template, const KernelProblem& problem, int cc = -1);
 

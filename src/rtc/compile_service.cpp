@@ -1,6 +1,8 @@
 // The shared compile pool: jobs by cubin key, two queues, finished jobs kept for a while.
 #include "rtc/compile_service.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <exception>
 
@@ -148,6 +150,9 @@ void CompileService::work() {
     job->result = std::move(result);
     job->state = Job::State::kDone;
     job->finished_s = now_s();
+    spdlog::debug("compiled {} in {:.0f} ms, queued {:.1f} s and done {:.1f} s after the pool started{}",
+                  job->key, job->result.compile_ms, job->queued_s, job->finished_s,
+                  guess ? " (a guess)" : "");
     ++stats_.compiled;
     stats_.compile_sum_s += job->result.compile_ms / 1e3;
     stats_.compile_cpu_s += job->result.cpu_ms / 1e3;

@@ -104,6 +104,15 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
   if (blocks > 0) copy_.launch(pass_grid(blocks), dim3(kRealignThreads), 0, stream, params);
 }
 
+const std::vector<char>& operand_passes_cubin(const std::string& arch) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<char>> cubins;  // by the passes' own (plain) arch
+  const CompileRequest request = OperandPasses::request(TemplateLibrary::instance(), arch);
+  std::lock_guard lock(mutex);
+  if (auto it = cubins.find(request.arch); it != cubins.end()) return it->second;
+  return cubins.emplace(request.arch, compile(request).cubin_or_throw()).first->second;
+}
+
 std::shared_ptr<const OperandPasses> compiled_operand_passes(const KernelTemplate& kernel_template,
                                                              const std::string& arch) {
   if (!kernel_template.manifest.prepares_operands()) return nullptr;
@@ -111,10 +120,7 @@ std::shared_ptr<const OperandPasses> compiled_operand_passes(const KernelTemplat
   static std::map<std::string, std::shared_ptr<const OperandPasses>> loaded;  // by the kernels' arch
   std::lock_guard lock(mutex);
   std::shared_ptr<const OperandPasses>& passes = loaded[arch];
-  if (!passes) {
-    passes = std::make_shared<const OperandPasses>(
-        compile(OperandPasses::request(TemplateLibrary::instance(), arch)).cubin_or_throw());
-  }
+  if (!passes) passes = std::make_shared<const OperandPasses>(operand_passes_cubin(arch));
   return passes;
 }
 

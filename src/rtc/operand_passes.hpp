@@ -46,6 +46,10 @@ class OperandPasses {
   cuda::Kernel copy_;
 };
 
+/// The cubin of the passes for kernels of `arch`, compiled by NVRTC once per process and architecture; it
+/// makes no CUDA call, so a tuning worker compiles it on a thread of its own while it starts.
+const std::vector<char>& operand_passes_cubin(const std::string& arch);
+
 /// The passes a kernel of `kernel_template` runs on a device of `arch`, compiled by NVRTC once per process
 /// and architecture; null for a template that runs none. For programs that keep no cubins (the tuning
 /// worker, `measure`, tests); the runtime finds them as it finds kernels (KernelCache).

@@ -18,16 +18,20 @@ namespace {
 
 constexpr int kBlock = 256;
 
-// The utility kernels' cubin for the current device's architecture, compiled once per process and
-// architecture: a tuning worker builds a rig per problem, and NVRTC would otherwise run for each.
-const std::vector<char>& build_utilities() {
+// The architecture of the current device, "sm_90".
+std::string current_arch() {
   int ordinal = 0;
-  GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
   int major = 0;
   int minor = 0;
+  GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
   GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
   GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal));
-  const std::string arch = "sm_" + std::to_string(major * 10 + minor);
+  return "sm_" + std::to_string(major * 10 + minor);
+}
+
+}  // namespace
+
+const std::vector<char>& utility_cubin(const std::string& arch) {
   static std::mutex mutex;
   static std::map<std::string, std::vector<char>> cubins;
   std::lock_guard lock(mutex);
@@ -41,10 +45,8 @@ const std::vector<char>& build_utilities() {
   return cubins.emplace(arch, compile(request).cubin_or_throw()).first->second;
 }
 
-}  // namespace
-
 UtilityKernels::UtilityKernels()
-    : module_(build_utilities()),
+    : module_(utility_cubin(current_arch())),
       fill_uniform_(module_.kernel("gf_fill_uniform")),
       fill_bits_(module_.kernel("gf_fill_bits")),
       compare_(module_.kernel("gf_compare")),

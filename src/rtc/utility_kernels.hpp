@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/module.hpp"
@@ -18,6 +20,10 @@ struct Comparison {
   uint64_t nonfinite = 0;
   bool passes(double bound) const { return nonfinite == 0 && rel_error <= bound; }
 };
+
+/// The cubin of templates/util.cu for `arch`, compiled by NVRTC once per process and architecture (a tuning
+/// worker builds a rig per problem); it makes no CUDA call, so a worker compiles it while it starts.
+const std::vector<char>& utility_cubin(const std::string& arch);
 
 class UtilityKernels {
  public:

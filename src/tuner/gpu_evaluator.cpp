@@ -112,7 +112,12 @@ void GpuEvaluator::ensure_problem_set() {
   request.problem = problem_;
   request.seed = options_.seed;
   request.timing = options_.timing;
+  const auto start = std::chrono::steady_clock::now();
   const Timing cublas = worker_.set_problem(request);
+  spdlog::debug("{} set up on GPU {} in {:.0f} ms (cuBLAS {:.4f} ms)", problem_.to_string(),
+                worker_.options().device,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                cublas.median_ms);
   // The first measurement stays the yardstick: ratios of one evaluator's trials compare with one figure.
   if (!cublas_measured_) cublas_ms_ = cublas.median_ms;
   cublas_measured_ = true;

@@ -121,7 +121,10 @@ void WorkerClient::launch() {
 const HelloReply& WorkerClient::start() {
   if (process_.running() && greeted_) return *hello_;
   launch();
+  const auto asked = std::chrono::steady_clock::now();
   HelloReply hello = setup_request<HelloReply>(to_frame(HelloRequest{}), options_.start_timeout_s, "start");
+  spdlog::debug("worker {} on GPU {}: CUDA set up in {:.0f} ms", process_.pid(), options_.device,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count());
   if (hello.protocol != kWorkerProtocolVersion) {
     process_.kill();
     throw InternalError(

@@ -34,6 +34,18 @@ const KernelTemplate& tma() {
 
 using test_support::typed_problem;
 
+// Whether a template runs on a device at all, whatever the problem: gemm_tma is written for sm_90a only,
+// sgemm_simt for any device gemmforge supports. A tuning worker compiles the operand passes ahead where
+// a template that runs them runs on its device.
+TEST(TmaTemplate, RunsOnHopperOnlyWhateverTheProblem) {
+  EXPECT_TRUE(runs_on(tma(), 90));
+  EXPECT_NE(device_ineligibility(tma(), 80).find("compute capability 90 or newer"), std::string::npos);
+  EXPECT_NE(device_ineligibility(tma(), 100).find("written for sm_90a only"), std::string::npos);
+  EXPECT_TRUE(tma().manifest.prepares_operands());
+  const KernelTemplate& simt = TemplateLibrary::instance().get("sgemm_simt");
+  for (int cc : {80, 86, 89, 90}) EXPECT_TRUE(runs_on(simt, cc)) << cc;
+}
+
 TEST(TmaTemplate, ServesSixteenBitAndFp32OfAnyAlignmentAndAlignedTf32OnHopperOnly) {
   for (const char* type : {"bf16", "f16", "bf16>f32", "f16>f32"}) {
     for (const char* layout : {"nn", "nt", "tn", "tt"}) {

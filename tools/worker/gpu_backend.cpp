@@ -6,14 +6,17 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
+#include "core/eligibility.hpp"
 #include "cuda/check.hpp"
 #include "db/version.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
 #include "rtc/gemm_kernel.hpp"
 #include "rtc/operand_passes.hpp"
+#include "rtc/utility_kernels.hpp"
 
 namespace gemmforge::worker {
 namespace {
@@ -34,6 +37,31 @@ tuner::EvaluateReply failed(tuner::Outcome outcome, std::string reason, bool fat
 
 GpuBackend::GpuBackend(int device, const WorkerTemplates& templates)
     : ordinal_(device), templates_(templates) {}
+
+void GpuBackend::prepare() {
+  try {
+    hello();
+    cublas_.emplace();
+  } catch (const Error& e) {
+    spdlog::debug("setting CUDA up at start failed; the tuner's first request reports it: {}", e.what());
+    return;
+  }
+  const std::string arch = device_.arch();
+  const int cc = arch_cc(arch);
+  const std::vector<const KernelTemplate*> templates = TemplateLibrary::instance().all();
+  const bool passes = std::any_of(templates.begin(), templates.end(), [cc](const KernelTemplate* t) {
+    return t->manifest.prepares_operands() && runs_on(*t, cc);
+  });
+  // NVRTC only: the cubins wait in their per-process caches for the rig and the first kernel to load them.
+  compiling_ = std::async(std::launch::async, [arch, passes] {
+    try {
+      rtc::utility_cubin(arch);
+      if (passes) rtc::operand_passes_cubin(arch);
+    } catch (const Error& e) {
+      spdlog::debug("compiling the utility kernels or the operand passes at start failed: {}", e.what());
+    }
+  });
+}
 
 tuner::HelloReply GpuBackend::hello() {
   if (!guard_) {
@@ -79,6 +107,7 @@ tuner::EvaluateReply GpuBackend::evaluate(const tuner::EvaluateRequest& request)
     }
     const double load_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+    spdlog::debug("{} {}: loaded in {:.1f} ms", request.template_name, request.config_key, load_ms);
     tuner::EvaluateReply reply;
     reply.measurement = rig_->evaluate(*kernel, config, request.timing, request.error_bound);
     reply.measurement.phases.load_ms = load_ms;

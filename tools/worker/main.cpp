@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
     if (simulate) {
       backend = std::make_unique<worker::SimulatedBackend>(templates, channel, device);
     } else {
-      backend = std::make_unique<worker::GpuBackend>(device, templates);
+      auto gpu = std::make_unique<worker::GpuBackend>(device, templates);
+      gpu->prepare();
+      backend = std::move(gpu);
     }
     const int code = worker::serve(*backend, STDIN_FILENO, channel);
     // Skip destructors after a lost context: they would only log failures of a dead CUDA context.
