@@ -41,8 +41,8 @@ double run_case(Runtime& runtime, GemmHarness& harness, bool& correct) {
   return ms;
 }
 
-// Generated kernels only, from the database only: cuBLAS serving while they compile, or a shipped cubin of the
-// same kernel (the sm_90 bundle holds seeds that won shipped problems), would hide what this test counts.
+// Generated kernels only, from the database only: cuBLAS serving while they compile, or a shipped cubin of
+// the same kernel (the sm_90 bundle holds seeds that won shipped problems), would hide what this test counts.
 RuntimeOptions options_for(const std::string& path) {
   RuntimeOptions options;
   options.database_path = path;

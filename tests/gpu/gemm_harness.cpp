@@ -59,9 +59,11 @@ std::vector<GemmCase> sanitizer_cases(const std::vector<CaseShape>& shapes) {
     for (Op op_a : {Op::kN, Op::kT}) {
       for (Op op_b : {Op::kN, Op::kT}) {
         for (int64_t pad : {0, 1}) {
-          GemmCase c;
-          c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = 0.25f, c.pad = pad;
-          cases.push_back(c);
+          for (float beta : {0.25f, 0.0f}) {
+            GemmCase c;
+            c.op_a = op_a, c.op_b = op_b, c.m = s.m, c.n = s.n, c.k = s.k, c.beta = beta, c.pad = pad;
+            cases.push_back(c);
+          }
         }
       }
     }

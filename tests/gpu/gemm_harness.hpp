@@ -42,7 +42,8 @@ struct CaseShape {
 std::vector<GemmCase> correctness_matrix(const std::vector<CaseShape>& shapes, int variants);
 
 /// The edge set the templates' tests run under compute-sanitizer: `shapes`, every op(A)/op(B), row-major,
-/// beta = 0.25, tight and odd (+1) leading dimensions. Types as GemmCase's defaults (FP32).
+/// tight and odd (+1) leading dimensions, each with beta = 0.25 and with beta = 0 over a NaN C. Types as
+/// GemmCase's defaults (FP32).
 std::vector<GemmCase> sanitizer_cases(const std::vector<CaseShape>& shapes);
 
 /// A type name as a test name may spell it: "bf16>f32" as "bf16_to_f32".

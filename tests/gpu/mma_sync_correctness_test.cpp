@@ -150,7 +150,7 @@ TEST_P(MmaSyncTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
 }
 
 // Small enough to run under compute-sanitizer: every seed and K-splitting mode on edge shapes with odd
-// leading dimensions.
+// leading dimensions, with beta != 0 and with beta = 0 over a NaN C.
 TEST_P(MmaSyncTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
   for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}))

@@ -9,45 +9,18 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <optional>
 #include <random>
 
-#include "core/config_repair.hpp"
-#include "core/dtype.hpp"
 #include "core/space.hpp"
-#include "core/template_library.hpp"
+#include "few_rows_fixture.hpp"
 #include "gemm_harness.hpp"
-#include "kernel_fixture.hpp"
 
 namespace gemmforge::testing {
 namespace {
 
-class SkinnyTest : public KernelTest, public ::testing::WithParamInterface<const char*> {
+class SkinnyTest : public FewRowsTest {
  protected:
-  static const KernelTemplate& tmpl() { return TemplateLibrary::instance().get("hgemm_skinny"); }
-
-  void SetUp() override {
-    KernelTest::SetUp();
-    if (IsSkipped()) return;
-    if (kernels().device().cc() < 80) GTEST_SKIP() << "hgemm_skinny needs compute capability 8.0";
-  }
-
-  GemmCase typed(GemmCase c) const {
-    parse_type_name(GetParam(), c.dtype, c.c_dtype);
-    return c;
-  }
-  double bound() const {
-    const GemmCase c = typed(GemmCase{});
-    return verification_tolerance(c.dtype, c.c_dtype);
-  }
-
-  // Runs each config as the runtime would run it on each case's canonical problem (repair_config).
-  std::string run_all(const std::vector<Config>& configs, const std::vector<GemmCase>& cases, int& checked) {
-    const auto fitted = [&](const Config& config, const GemmCase& c) {
-      return repair_config(tmpl(), config, kernels().device(), GemmHarness::problem(c));
-    };
-    return check_all(tmpl(), configs, cases, bound(), fitted, checked);
-  }
+  const char* template_name() const override { return "hgemm_skinny"; }
 };
 
 TEST_P(SkinnyTest, SeedsMatchCublasGemmExOverSkinnyAndEdgeShapes) {
@@ -94,7 +67,8 @@ TEST_P(SkinnyTest, SampledConfigsMatchCublasGemmExOnEdgeShapes) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
-// Small enough to run under compute-sanitizer: every seed on edge shapes with odd leading dimensions.
+// Small enough to run under compute-sanitizer: every seed on edge shapes with odd leading dimensions, with
+// beta != 0 and with beta = 0 over a NaN C.
 TEST_P(SkinnyTest, EdgeShapesForSanitizer) {
   std::vector<GemmCase> cases;
   for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {2, 129, 255}}))
