@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -170,6 +172,23 @@ CompileResult compile(const CompileRequest& request) {
     }
   }
   return compile_once(request, nullptr, status);
+}
+
+const std::vector<char>& compile_once_per_process(const CompileRequest& request) {
+  struct Entry {
+    std::mutex mutex;  // held while the entry compiles
+    std::optional<std::vector<char>> cubin;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> entries;  // by source name and arch; nodes stay where they are
+  Entry* entry = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    entry = &entries[request.source_name + " " + request.arch];
+  }
+  std::lock_guard lock(entry->mutex);
+  if (!entry->cubin) entry->cubin = compile(request).cubin_or_throw();
+  return *entry->cubin;
 }
 
 }  // namespace gemmforge::rtc

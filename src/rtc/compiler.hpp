@@ -69,4 +69,10 @@ struct CompileResult {
 /// Compiles for request.arch. Never throws for a compile error; throws only if NVRTC itself is unusable.
 CompileResult compile(const CompileRequest& request);
 
+/// The cubin of a support module (the utility kernels, the operand passes: a source that never changes
+/// while a process runs), compiled once per process for each source name and architecture. Requests of
+/// different keys compile at the same time; a failure throws NvrtcError and is tried again by the next
+/// call. Makes no CUDA call, so a thread of its own may compile ahead of the code that loads the module.
+const std::vector<char>& compile_once_per_process(const CompileRequest& request);
+
 }  // namespace gemmforge::rtc

@@ -105,12 +105,7 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
 }
 
 const std::vector<char>& operand_passes_cubin(const std::string& arch) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<char>> cubins;  // by the passes' own (plain) arch
-  const CompileRequest request = OperandPasses::request(TemplateLibrary::instance(), arch);
-  std::lock_guard lock(mutex);
-  if (auto it = cubins.find(request.arch); it != cubins.end()) return it->second;
-  return cubins.emplace(request.arch, compile(request).cubin_or_throw()).first->second;
+  return compile_once_per_process(OperandPasses::request(TemplateLibrary::instance(), arch));
 }
 
 std::shared_ptr<const OperandPasses> compiled_operand_passes(const KernelTemplate& kernel_template,

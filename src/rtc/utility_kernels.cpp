@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,17 +30,13 @@ std::string current_arch() {
 }  // namespace
 
 const std::vector<char>& utility_cubin(const std::string& arch) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<char>> cubins;
-  std::lock_guard lock(mutex);
-  if (auto it = cubins.find(arch); it != cubins.end()) return it->second;
   const TemplateLibrary& library = TemplateLibrary::instance();
   CompileRequest request;
   request.source = library.support_source("util.cu");
   request.source_name = "util.cu";
   request.headers = library.headers();
   request.arch = arch;
-  return cubins.emplace(arch, compile(request).cubin_or_throw()).first->second;
+  return compile_once_per_process(request);
 }
 
 UtilityKernels::UtilityKernels()

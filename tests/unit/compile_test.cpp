@@ -153,6 +153,29 @@ TEST(Nvrtc, ACompileErrorIsAValueWithItsLogAndOptions) {
   }
 }
 
+// A support module compiles once per process and architecture: the same cubin again, another for another
+// architecture, and a failure that throws each time it is asked for rather than being kept.
+TEST(Nvrtc, ASupportModuleCompilesOncePerProcessAndArchitecture) {
+  CompileRequest request;
+  request.source = "extern \"C\" __global__ void once(float* x) { x[0] = 1.0f; }\n";
+  request.source_name = "compile_once_test.cu";
+  request.kernel = "once";
+  request.arch = "sm_80";
+  const std::vector<char>& first = compile_once_per_process(request);
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(&compile_once_per_process(request), &first);
+  request.arch = "sm_90";
+  const std::vector<char>& other = compile_once_per_process(request);
+  EXPECT_NE(&other, &first);
+  EXPECT_NE(other, first);
+
+  CompileRequest broken = request;
+  broken.source_name = "compile_once_broken.cu";
+  broken.source = "extern \"C\" __global__ void once(float* x) { x[0] = undeclared_name; }\n";
+  EXPECT_THROW(compile_once_per_process(broken), NvrtcError);
+  EXPECT_THROW(compile_once_per_process(broken), NvrtcError);
+}
+
 // Where a compilation's time goes: NVRTC's -time table, read back per phase (a seed of sgemm_simt spends
 // most of it in the NVVM optimizer and ptxas, little in the C++ front end), and its temporary file removed.
 TEST(Nvrtc, PhaseTimesComeFromNvrtcsOwnTable) {
