@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,11 +17,13 @@
 
 #include "core/config_repair.hpp"
 #include "core/dtype.hpp"
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "support/sass.hpp"
 #include "support/temp_folder.hpp"
+#include "support/typed_problem.hpp"
 
 namespace gemmforge::test_support {
 
@@ -54,6 +58,37 @@ class KernelCases {
     add(t, *fitted, problem, arch, device);
     return true;
   }
+  /// The cases of a template for few rows of C on `arch`: each seed on an `m` x 4096 x 4096 problem in
+  /// each of `layouts`, the four 16-bit types in turn; the first seed on leading dimensions aligned to 4, 2
+  /// and 1 elements (narrower loads, single stores of C); three configs drawn from the space of each of
+  /// `sampled` (a generator seeded with `rng_seed`). A fatal failure where a seed fits none of its
+  /// problems or a sampled space is empty.
+  void add_few_rows(const KernelTemplate& t, int64_t m, const std::vector<const char*>& layouts,
+                    const std::vector<KernelProblem>& sampled, uint64_t rng_seed, const std::string& arch) {
+    const DeviceInfo device = DeviceInfo::nominal(arch);
+    const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
+    const auto add_seed = [&](const Config& config, const KernelProblem& problem) {
+      ASSERT_TRUE(add_fitted(t, config, problem, arch, device)) << problem.to_string() << " " << config.key();
+    };
+    const std::vector<Config>& seeds = t.manifest.seeds();
+    for (size_t s = 0; s < seeds.size(); ++s) {
+      for (size_t l = 0; l < layouts.size(); ++l)
+        ASSERT_NO_FATAL_FAILURE(
+            add_seed(seeds[s], typed_problem(m, 4096, 4096, layouts[l], types[(s + l) % 4])));
+    }
+    for (const auto& [rows, n, k] :
+         {std::array<int64_t, 3>{3, 1020, 1020}, {5, 1022, 1022}, {1, 1001, 1003}}) {
+      for (const char* layout : layouts)
+        ASSERT_NO_FATAL_FAILURE(add_seed(seeds.front(), typed_problem(rows, n, k, layout, "bf16")));
+    }
+    std::mt19937_64 rng(rng_seed);
+    for (const KernelProblem& problem : sampled) {
+      const Space space = Space::build(t, device, problem);
+      ASSERT_FALSE(space.empty()) << problem.to_string();
+      for (int i = 0; i < 3; ++i) add(t, space.config(rng() % space.size()), problem, arch, device, true);
+    }
+  }
+
   size_t size() const { return cases_.size(); }
   const KernelCase& operator[](size_t i) const { return cases_[i]; }
   /// The compile requests of the cases, in order.

@@ -5,9 +5,6 @@
 // installed) multiplies in FFMA, with no tensor-core instruction and no local memory.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <random>
-
 #include "core/eligibility.hpp"
 #include "core/space.hpp"
 #include "core/template_library.hpp"
@@ -43,32 +40,10 @@ TEST(RowsTemplate, ServesSixteenBitProblemsWithAnNContiguousBAndIsTriedOnlyForFe
 
 TEST(RowsTemplate, SeedsAndASampleCompileForSm80AndSm90MultiplyingInFfma) {
   test_support::KernelCases cases;
-  const std::array<const char*, 2> layouts = {"nn", "tn"};
-  const std::array<const char*, 4> types = {"bf16", "f16", "bf16>f32", "f16>f32"};
   for (const char* arch : {"sm_80", "sm_90"}) {
-    const DeviceInfo device = DeviceInfo::nominal(arch);
-    const auto add_fitted = [&](const Config& config, const KernelProblem& problem) {
-      ASSERT_TRUE(cases.add_fitted(rows(), config, problem, arch, device))
-          << problem.to_string() << " " << config.key();
-    };
-    const std::vector<Config>& seeds = rows().manifest.seeds();
-    for (size_t s = 0; s < seeds.size(); ++s) {
-      for (size_t l = 0; l < layouts.size(); ++l) {
-        add_fitted(seeds[s], typed_problem(8, 4096, 4096, layouts[l], types[(s + l) % 4]));
-      }
-    }
-    // Leading dimensions aligned to 4, 2 and 1 elements: narrower loads of A and B, single stores of C.
-    for (const auto& [m, n, k] : {std::array<int64_t, 3>{3, 1020, 1020}, {5, 1022, 1022}, {1, 1001, 1003}}) {
-      for (const char* layout : layouts) add_fitted(seeds.front(), typed_problem(m, n, k, layout, "bf16"));
-    }
-    std::mt19937_64 rng(13);
-    for (const KernelProblem& problem :
-         {typed_problem(1, 4096, 4096, "nn", "bf16"), typed_problem(16, 4096, 4096, "nn", "f16")}) {
-      const Space space = Space::build(rows(), device, problem);
-      ASSERT_FALSE(space.empty()) << problem.to_string();
-      for (int i = 0; i < 3; ++i)
-        cases.add(rows(), space.config(rng() % space.size()), problem, arch, device, true);
-    }
+    ASSERT_NO_FATAL_FAILURE(cases.add_few_rows(
+        rows(), 8, {"nn", "tn"},
+        {typed_problem(1, 4096, 4096, "nn", "bf16"), typed_problem(16, 4096, 4096, "nn", "f16")}, 13, arch));
   }
   ASSERT_GE(cases.size(), 36u);
   size_t sampled_spills = 0;
