@@ -83,10 +83,12 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     const DeviceInfo& measured_on = data.devices[first_device];
     const PerformanceModel model(library, measured_on, rest);
     const PerformanceModel::ProblemView view = model.view(problem);
+    std::vector<Prediction> predictions;
     std::vector<double> predicted, pessimistic, measured;
     for (size_t i : members) {
       const KernelMeasurement& m = data.kernels[i];
       const Prediction prediction = view.predict(*m.kernel_template, m.config);
+      predictions.push_back(prediction);
       predicted.push_back(prediction.time_ms);
       pessimistic.push_back(prediction.pessimistic_ms());
       measured.push_back(m.time_ms);
@@ -105,11 +107,12 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     correlations.push_back(p.rank_correlation);
     chosen.push_back(p.chosen_over_best);
     if (cublas_ms) {
-      const double vendor_predicted = VendorModel(measured_on, rest).predict(problem).time_ms;
-      p.vendor_predicted_over_measured = vendor_predicted / *cublas_ms;
+      const Prediction vendor_predicted = VendorModel(measured_on, rest).predict(problem);
+      p.vendor_predicted_over_measured = vendor_predicted.time_ms / *cublas_ms;
       vendor_errors.push_back(
           std::max(p.vendor_predicted_over_measured, 1 / p.vendor_predicted_over_measured));
-      const bool vendor_serves = pessimistic[pick] * (1 + predicted_margin) > vendor_predicted;
+      const bool vendor_serves =
+          vendor_expected_faster(predictions[pick], vendor_predicted, predicted_margin);
       p.generated_vs_cublas = *cublas_ms / measured[pick];
       p.served_vs_cublas = vendor_serves ? 1.0 : p.generated_vs_cublas;
       served.push_back(p.served_vs_cublas);

@@ -130,22 +130,31 @@ VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
     const double target =
         std::clamp(std::log(time_ms / roofline_ms(there, problem)), -kMaxLogRatio, kMaxLogRatio);
     regression.add(features(there, problem), target, 1.0);
-    residuals_.push_back(Residual{problem, device_index, target});
+    residuals_.push_back(Residual{problem, key.first, device_index, target});
     ++measurements_;
   }
   weights_ = regression.solve();
   for (Residual& r : residuals_) {
     r.log_error -= dot(weights_, features(devices_[r.device], r.problem));
   }
+  double sum_squares = 0;
+  for (size_t i = 0; i < residuals_.size(); ++i) {
+    const double error = residuals_[i].log_error - local_correction(residuals_[i].problem, true);
+    sum_squares += error * error;
+  }
+  if (!residuals_.empty())
+    typical_log_error_ = std::sqrt(sum_squares / static_cast<double>(residuals_.size()));
 }
 
-double VendorModel::local_correction(const KernelProblem& problem) const {
+double VendorModel::local_correction(const KernelProblem& problem, bool leave_out) const {
   const auto unaligned_set = [](const KernelProblem& p) {
     const int bytes = element_bytes(p.dtype);
     return (p.align_a * bytes < 16) | (p.align_b * bytes < 16) << 1 | (p.align_c * bytes < 16) << 2;
   };
   double weight_sum = kPriorWeight, sum = 0;
+  const std::string name = leave_out ? problem.to_string() : std::string();
   for (const Residual& r : residuals_) {
+    if (leave_out && r.name == name) continue;
     const auto log_ratio = [](int64_t a, int64_t b) { return std::log(static_cast<double>(a) / b); };
     double d2 = std::pow(log_ratio(r.problem.m, problem.m), 2) +
                 std::pow(log_ratio(r.problem.n, problem.n), 2) +
@@ -179,7 +188,13 @@ Prediction VendorModel::predict(const KernelProblem& problem) const {
   }
   prediction.time_ms =
       roofline * std::exp(dot(weights_, features(device_, problem)) + local_correction(problem));
+  prediction.log_error = typical_log_error_;
   return prediction;
+}
+
+bool vendor_expected_faster(const Prediction& kernel, const Prediction& vendor, double margin) {
+  const double error = std::hypot(kernel.log_error, vendor.log_error);
+  return kernel.time_ms * std::exp(error) * (1 + margin) > vendor.time_ms;
 }
 
 }  // namespace gemmforge::model

@@ -115,9 +115,11 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
   if (!options_.vendor || !vendor_serves(problem)) return s;
   bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
   const model::Prediction v = model()->vendor.predict(problem);
+  double vendor_log_error = 0;
   if (!s.vendor_ms) {
     s.vendor_ms = v.time_ms;
     vendor_measured = v.basis == model::Basis::kMeasured;
+    vendor_log_error = v.log_error;
   } else if (v.basis == model::Basis::kMeasured && v.time_ms < *s.vendor_ms) {
     // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast
     // as it was ever measured on this GPU model.
@@ -129,11 +131,16 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
     return s;
   }
   // Both times measured: the generated kernel must be faster by the measured margin; otherwise it must
-  // be predicted faster, one typical error above its prediction, by the predicted margin.
+  // be predicted faster by the predicted margin with the two times' typical errors against it.
   const bool measured = vendor_measured && !s.time_predicted;
-  const bool vendor_wins =
-      measured ? *s.vendor_ms < *s.time_ms * (1 + options_.measured_margin)
-               : *s.time_ms * std::exp(s.time_log_error) * (1 + options_.predicted_margin) > *s.vendor_ms;
+  model::Prediction kernel, vendor;
+  kernel.time_ms = *s.time_ms;
+  kernel.log_error = s.time_predicted ? s.time_log_error : 0;
+  vendor.time_ms = *s.vendor_ms;
+  vendor.log_error = vendor_log_error;
+  const bool vendor_wins = measured
+                               ? *s.vendor_ms < *s.time_ms * (1 + options_.measured_margin)
+                               : model::vendor_expected_faster(kernel, vendor, options_.predicted_margin);
   if (!vendor_wins) return s;
   s.basis = fmt::format("cuBLAS {} {:.4g} ms against {:.4g} ms {} for the fastest generated kernel ({})",
                         vendor_measured ? "measured" : "predicted", *s.vendor_ms, *s.time_ms,
