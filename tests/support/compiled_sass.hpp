@@ -134,6 +134,17 @@ inline bool expect_walk_complete(const KernelCases& cases, const Disassembly& di
   return true;
 }
 
+/// A compile test's last step: expect_walk_complete, and where cuobjdump was not found the test skips,
+/// saying how many kernels compiled with their SASS unchecked. (A macro: only the test's own body can
+/// skip it.)
+#define GEMMFORGE_EXPECT_WALK_COMPLETE_OR_SKIP(cases, disassembly, sampled_spills)              \
+  do {                                                                                          \
+    if (!::gemmforge::test_support::expect_walk_complete(cases, disassembly, sampled_spills)) { \
+      GTEST_SKIP() << "compiled " << (cases).size()                                             \
+                   << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";       \
+    }                                                                                           \
+  } while (false)
+
 /// Compiles `requests` on every hardware thread and calls check(i, result, sass) for each in order; `sass`
 /// is empty where cuobjdump is missing or cannot read the cubin. Stops at the first fatal failure of a
 /// check, as an ASSERT in the test's own loop would.

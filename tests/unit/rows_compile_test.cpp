@@ -55,10 +55,7 @@ TEST(RowsTemplate, SeedsAndASampleCompileForSm80AndSm90MultiplyingInFfma) {
         EXPECT_EQ(count(sass, "HMMA"), 0u) << what << ": no tensor-core instruction";
         if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
       });
-  if (!test_support::expect_walk_complete(cases, disassembly, sampled_spills)) {
-    GTEST_SKIP() << "compiled " << cases.size()
-                 << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
-  }
+  GEMMFORGE_EXPECT_WALK_COMPLETE_OR_SKIP(cases, disassembly, sampled_spills);
 }
 
 }  // namespace

@@ -68,10 +68,7 @@ TEST(SkinnyTemplate, SeedsAndASampleCompileForSm80AndSm90StreamingBIntoHmma) {
         EXPECT_EQ(count(sass, "LDSM"), 0u) << what << ": no operand passes through shared memory";
         if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
       });
-  if (!test_support::expect_walk_complete(cases, disassembly, sampled_spills)) {
-    GTEST_SKIP() << "compiled " << cases.size()
-                 << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
-  }
+  GEMMFORGE_EXPECT_WALK_COMPLETE_OR_SKIP(cases, disassembly, sampled_spills);
 }
 
 }  // namespace

@@ -104,10 +104,7 @@ TEST(Tf32MmaTemplate, SeedsAndASampleCompileForSm80AndSm90WithoutSpillsOnTf32Hmm
         EXPECT_GT(count(sass, "LDGSTS"), 0u) << what << ": cp.async copies";
         if (!cases[i].sampled) EXPECT_EQ(sass.find("STL"), std::string::npos) << what << ": no local memory";
       });
-  if (!test_support::expect_walk_complete(cases, disassembly, sampled_spills)) {
-    GTEST_SKIP() << "compiled " << cases.size()
-                 << " kernels; no cuobjdump on the PATH, so their SASS went unchecked";
-  }
+  GEMMFORGE_EXPECT_WALK_COMPLETE_OR_SKIP(cases, disassembly, sampled_spills);
 }
 
 }  // namespace
