@@ -52,8 +52,14 @@ struct PlanInfo {
   /// otherwise (time_predicted).
   std::optional<double> time_ms;
   bool time_predicted = false;
+  /// The typical error of a predicted time_ms, as a factor (1.12: typically within 12%); 1 when measured.
+  double time_error = 1.0;
   /// cuBLAS's time on the problem, measured while tuning or predicted by the model of it.
   std::optional<double> vendor_ms;
+  bool vendor_predicted = false;
+  /// The typical error of a predicted vendor_ms, as a factor; 1 when measured. Where either time is
+  /// predicted, cuBLAS serves unless the generated kernel is faster with both errors against it.
+  double vendor_error = 1.0;
   /// Speed of the generated kernel relative to cuBLAS (above 1: faster), from the times above.
   std::optional<double> ratio_vs_cublas;
   // Launch geometry of the generated kernel for the asked problem.

@@ -1,6 +1,8 @@
 // Describing a selection to the caller.
 #include "runtime/selection.hpp"
 
+#include <cmath>
+
 namespace gemmforge {
 
 const char* to_string(PlanLevel level) noexcept {
@@ -27,7 +29,10 @@ PlanInfo describe(const Selection& selection, const KernelProblem& problem, cons
   if (selection.tuned_problem) info.tuned_problem = selection.tuned_problem->to_string();
   info.time_ms = selection.time_ms;
   info.time_predicted = selection.time_predicted;
+  info.time_error = std::exp(selection.time_log_error);
   info.vendor_ms = selection.vendor_ms;
+  info.vendor_predicted = selection.vendor_predicted;
+  info.vendor_error = std::exp(selection.vendor_log_error);
   if (selection.time_ms && selection.vendor_ms && *selection.time_ms > 0) {
     info.ratio_vs_cublas = *selection.vendor_ms / *selection.time_ms;
   }

@@ -22,6 +22,8 @@ struct Selection {
   bool time_predicted = false;
   double time_log_error = 0;        ///< of a predicted time (model::Prediction::log_error)
   std::optional<double> vendor_ms;  ///< cuBLAS's, measured or predicted
+  bool vendor_predicted = false;
+  double vendor_log_error = 0;  ///< of a predicted vendor_ms
 
   bool vendor() const { return level == PlanLevel::kVendor; }
 };

@@ -115,16 +115,16 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
   if (!options_.vendor || !vendor_serves(problem)) return s;
   bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
   const model::Prediction v = model()->vendor.predict(problem);
-  double vendor_log_error = 0;
   if (!s.vendor_ms) {
     s.vendor_ms = v.time_ms;
     vendor_measured = v.basis == model::Basis::kMeasured;
-    vendor_log_error = v.log_error;
+    s.vendor_log_error = v.log_error;
   } else if (v.basis == model::Basis::kMeasured && v.time_ms < *s.vendor_ms) {
     // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast
     // as it was ever measured on this GPU model.
     s.vendor_ms = v.time_ms;
   }
+  s.vendor_predicted = !vendor_measured;
   if (!s.choice) {
     s.level = PlanLevel::kVendor;
     s.basis = "no generated kernel computes this problem on this GPU";
@@ -137,7 +137,7 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
   kernel.time_ms = *s.time_ms;
   kernel.log_error = s.time_predicted ? s.time_log_error : 0;
   vendor.time_ms = *s.vendor_ms;
-  vendor.log_error = vendor_log_error;
+  vendor.log_error = s.vendor_log_error;
   const bool vendor_wins = measured
                                ? *s.vendor_ms < *s.time_ms * (1 + options_.measured_margin)
                                : model::vendor_expected_faster(kernel, vendor, options_.predicted_margin);

@@ -39,7 +39,17 @@ TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   EXPECT_EQ(answer["config"], seed(1, {{"RASTER", 16}}).key());
   EXPECT_DOUBLE_EQ(answer["time_ms"].get<double>(), 2.5);
   EXPECT_NEAR(answer["ratio_vs_cublas"].get<double>(), 2.6 / 2.5, 1e-12);
+  EXPECT_FALSE(answer["cublas_predicted"].get<bool>());  // timed while tuning: no error to weigh
+  EXPECT_DOUBLE_EQ(answer["cublas_error"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(answer["time_error"].get<double>(), 1.0);
   EXPECT_EQ(answer["device"]["limits_from"], "shipped results");
+
+  // Nobody tuned it: both times are predicted, each with the typical error serving weighs it by.
+  answer = query_json("--shape 1500x1500x1500 --device-name h200");
+  EXPECT_TRUE(answer["time_predicted"].get<bool>());
+  EXPECT_GT(answer["time_error"].get<double>(), 1.0);
+  EXPECT_TRUE(answer["cublas_predicted"].get<bool>());
+  EXPECT_GE(answer["cublas_error"].get<double>(), 1.0);
 
   // Part of the name finds the model; a shape nobody tuned gets the model's prediction.
   answer = query_json("--shape 1500x1500x1500 --device-name h200 --no-vendor");
@@ -57,6 +67,7 @@ TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   const CommandResult text = gemmforge("query --shape 4096x4096x4096 --device-name 'NVIDIA H200'");
   EXPECT_EQ(text.status, 0) << text.output;
   EXPECT_NE(text.output.find("level     exact"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("cuBLAS    2.6000 ms measured"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("source    shipped results"), std::string::npos) << text.output;
 }
 

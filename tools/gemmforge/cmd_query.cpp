@@ -49,7 +49,10 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
       {"config", plan.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.config)},
       {"time_ms", optional_json(plan.time_ms)},
       {"time_predicted", plan.time_predicted},
+      {"time_error", plan.time_error},
       {"cublas_ms", optional_json(plan.vendor_ms)},
+      {"cublas_predicted", plan.vendor_predicted},
+      {"cublas_error", plan.vendor_error},
       {"ratio_vs_cublas", optional_json(plan.ratio_vs_cublas)},
       {"tuned_problem",
        plan.tuned_problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.tuned_problem)},
@@ -77,15 +80,19 @@ void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
                plan.template_name);
     fmt::print("  config    {}\n", plan.config);
   }
+  // A predicted time with its typical error, a measured one with what it was measured on.
+  const auto error = [](double factor) { return fmt::format(", typically within {:.2f}x", factor); };
   if (plan.time_ms) {
     fmt::print("  {}  {:.4f} ms{}\n", plan.time_predicted ? "predicted" : "measured ", *plan.time_ms,
-               plan.time_predicted ? "" : " on " + plan.tuned_problem);
+               plan.time_predicted ? error(plan.time_error) : " on " + plan.tuned_problem);
   }
   if (plan.vendor_ms) {
     const std::string ratio =
         plan.ratio_vs_cublas ? fmt::format(" (generated kernel: {:.3f}x its speed)", *plan.ratio_vs_cublas)
                              : "";
-    fmt::print("  cuBLAS    {:.4f} ms{}\n", *plan.vendor_ms, ratio);
+    fmt::print("  cuBLAS    {:.4f} ms {}{}{}\n", *plan.vendor_ms,
+               plan.vendor_predicted ? "predicted" : "measured",
+               plan.vendor_predicted ? error(plan.vendor_error) : "", ratio);
   }
   fmt::print("  basis     {}\n", plan.basis);
   fmt::print("  source    {}\n", plan.source);
