@@ -84,13 +84,11 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     const PerformanceModel model(library, measured_on, rest);
     const PerformanceModel::ProblemView view = model.view(problem);
     std::vector<Prediction> predictions;
-    std::vector<double> predicted, pessimistic, measured;
+    std::vector<double> predicted, measured;
     for (size_t i : members) {
       const KernelMeasurement& m = data.kernels[i];
-      const Prediction prediction = view.predict(*m.kernel_template, m.config);
-      predictions.push_back(prediction);
-      predicted.push_back(prediction.time_ms);
-      pessimistic.push_back(prediction.pessimistic_ms());
+      predictions.push_back(view.predict(*m.kernel_template, m.config));
+      predicted.push_back(predictions.back().time_ms);
       measured.push_back(m.time_ms);
     }
     LeftOutProblem p;
@@ -98,7 +96,12 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
     p.device = measured_on.name;
     p.configs = members.size();
     p.rank_correlation = spearman(predicted, measured);
-    const size_t pick = std::min_element(pessimistic.begin(), pessimistic.end()) - pessimistic.begin();
+    // Choices rank by the pessimistic time, as serving ranks them.
+    const size_t pick = std::min_element(predictions.begin(), predictions.end(),
+                                         [](const Prediction& a, const Prediction& b) {
+                                           return a.pessimistic_ms() < b.pessimistic_ms();
+                                         }) -
+                        predictions.begin();
     const double best = *std::min_element(measured.begin(), measured.end());
     p.chosen = data.kernels[members[pick]].kernel_template->manifest.name() + " " +
                data.kernels[members[pick]].config.key();

@@ -138,8 +138,8 @@ VendorModel::VendorModel(const DeviceInfo& device, const TrainingData& data)
     r.log_error -= dot(weights_, features(devices_[r.device], r.problem));
   }
   double sum_squares = 0;
-  for (size_t i = 0; i < residuals_.size(); ++i) {
-    const double error = residuals_[i].log_error - local_correction(residuals_[i].problem, true);
+  for (const Residual& r : residuals_) {
+    const double error = r.log_error - local_correction(r.problem, /*leave_out=*/true);
     sum_squares += error * error;
   }
   if (!residuals_.empty())
