@@ -46,7 +46,10 @@
 //
 // The epilogue stores C from the accumulators' fragments in pairs, or (STAGE_C = 1) passes each warp's rows
 // through a buffer of its own so that lanes write consecutive columns in the widest vectors C's alignment
-// allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd.
+// allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd. With
+// STAGE_C = 2 (C's rows 16-byte aligned) each consumer warpgroup writes its tile into swizzled slices of
+// shared memory that the TMA engine stores (tma_store.cuh), and goes back to its tensor cores while they
+// drain; a tile that must read C (beta != 0, or a K range adding to an earlier one) is staged as with 1.
 //
 // FP32 (ELEM = 0, PRODUCTS = 3): gf_split_operands (operand_passes.cu) first writes each operand as two TF32
 // parts, big and small, K-major into the workspace: A's big rows over its small rows, then B's. The main
@@ -64,19 +67,23 @@
 #include "staged_store.cuh"
 #include "swizzled_fill.cuh"
 #include "tma.cuh"
+#include "tma_store.cuh"
 #include "wgmma_major.cuh"
 
 #if !defined(WGM) || !defined(WGN) || !defined(WN) || !defined(STAGES) || !defined(A_MN) ||                 \
     !defined(B_MN) || !defined(ELEM) || !defined(C_F32) || !defined(VEC_C) || !defined(CONSUMER_REGS) ||    \
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
     !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
-    !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR) || !defined(COPY_A) || !defined(COPY_B)
+    !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR) || !defined(COPY_A) || !defined(COPY_B) ||  \
+    !defined(C_BUFFERS)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
 namespace {
 
 // ELEM is the problem's dtype: 0 FP32 (as TF32 parts), 1 TF32, 2 FP16, 3 BF16.
+using Out = gf::SelectOutput<ELEM <= 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
+using Storage = gf::OutputAccess<Out>::Storage;
 constexpr int kBytes = ELEM <= 1 ? 4 : 2;
 constexpr int kBK = 128 / kBytes;  // K per stage: one swizzled 128-byte row (or box width) per operand row
 constexpr int kKSteps = 4;         // wgmma K steps per stage (32 bytes of K each)
@@ -96,10 +103,18 @@ constexpr int kBTileBytes = kBN * 128;
 constexpr int kParts = PRODUCTS == 3 ? 2 : 1;  // tiles of each operand a stage holds: its parts, or itself
 constexpr int kPartBytes = kATileBytes + kBTileBytes;
 constexpr int kStageBytes = kParts * kPartBytes;  // [A big][B big][A small][B small], or [A][B]
-// With STAGE_C, a buffer per consumer warp through which it stores C.
-constexpr int kStagingBytes = STAGE_C ? kConsumerGroups * 4 * gf::kStagedWarpFloats * 4 : 0;
+// With STAGE_C = 1, a buffer per consumer warp through which it stores C; with 2, C_BUFFERS slice buffers
+// per consumer warpgroup (a slice: 64 rows of 128 bytes), which its warps' buffers share where a tile is
+// staged instead.
+constexpr bool kTmaStoreC = STAGE_C == 2;
+constexpr int kWarpStagingBytes = 4 * gf::kStagedWarpFloats * 4;  // a consumer warpgroup's warp buffers
+constexpr int kSliceStagingBytes = C_BUFFERS * gf::kTmaStoreSliceBytes;
+constexpr int kGroupStagingBytes =
+    kTmaStoreC ? (kSliceStagingBytes > kWarpStagingBytes ? kSliceStagingBytes : kWarpStagingBytes)
+               : (STAGE_C ? kWarpStagingBytes : 0);
+constexpr int kStagingBytes = kConsumerGroups * kGroupStagingBytes;
 constexpr unsigned kSmemBytes =
-    STAGES * kStageBytes + 1024 + 2 * STAGES * 8 + kStagingBytes;  // tiles, alignment, barriers, staging
+    STAGES * kStageBytes + kStagingBytes + 1024 + 2 * STAGES * 8;  // tiles, staging, alignment, barriers
 constexpr bool kAllTma = TMA_A && TMA_B;
 constexpr unsigned kTmaBytes = kParts * ((TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0));
 constexpr int kFillBatch = 8;  // 16-byte chunks a producer thread has in flight while filling a stage
@@ -128,15 +143,15 @@ static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
 static_assert(PINGPONG == 0 || PINGPONG == 1, "one team of consumers, or two taking turns");
-static_assert(STAGE_C == 0 || STAGE_C == 1, "C stored from the fragments, or staged per warp");
+static_assert(STAGE_C >= 0 && STAGE_C <= 2, "C stored from the fragments, staged per warp, or by TMA");
+static_assert(!kTmaStoreC || (!SWAP && VEC_C * Out::kBytes >= 16),
+              "TMA stores C's tiles untransposed, into rows 16-byte aligned");
+static_assert(kTmaStoreC == (C_BUFFERS > 0), "slice buffers for C stored by TMA, and only then");
 static_assert(!SWAP || (ELEM == 1 && RS_A && STAGE_C && CLUSTER == 1),
               "a transposed TF32 product reads B into registers, stores C staged and runs without clusters");
 static_assert(!RS_A || (ELEM == 1 && A_MN), "only an M-major TF32 first operand comes from registers");
 static_assert(CLUSTER == 1 || (B_MN ? (kBN / kBoxElems) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
               "B's boxes must share out evenly over the cluster");
-
-using Out = gf::SelectOutput<ELEM <= 1 || C_F32, gf::Half16<ELEM == 3>>::Type;
-using Storage = gf::OutputAccess<Out>::Storage;
 
 // A piece of the block's work: a K range of one output tile, and the tile's origin.
 struct Work {
@@ -439,18 +454,36 @@ __device__ __forceinline__ void issue_stage_rs(const char* stage, int wg_m, int 
   gf::fence_accumulators(d);
 }
 
-// Stores a consumer's 64 x WN tile of C at (m0, n0): from the fragments, in pairs at most (STAGE_C = 0), or
-// through each warp's staging buffer in the widest vectors C allows (STAGE_C = 1, staged_store.cuh).
-__device__ __forceinline__ void store_tile(const GemmArgs& args, int m0, int n0, const gf::EpilogueMode& mode,
-                                           const float (&acc)[kTilesN][4], float* staging) {
+// A consumer warpgroup's staging and the named barrier its threads meet at (0 to 3 are taken).
+struct Staging {
+  char* buffers;  // kGroupStagingBytes of the warpgroup's own
+  int barrier;
+};
+
+// Stores a consumer's 64 x WN tile of C at (m0, n0): from the fragments, in pairs at most (STAGE_C = 0),
+// through each warp's staging buffer in the widest vectors C allows (STAGE_C = 1, staged_store.cuh), or by
+// TMA where `by_tma` (STAGE_C = 2: C is not read, and the tile's sums are whole; tma_store.cuh).
+__device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap* map_c, int m0, int n0,
+                                           const gf::EpilogueMode& mode, bool by_tma,
+                                           const float (&acc)[kTilesN][4], const Staging& staging) {
   Storage* C = static_cast<Storage*>(args.c);
   const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
-  float* buffer = staging + (static_cast<int>(threadIdx.x) / 32 - 4 * PRODUCERS) * gf::kStagedWarpFloats;
+  float* buffer = reinterpret_cast<float*>(staging.buffers) + warp * gf::kStagedWarpFloats;
+  if constexpr (kTmaStoreC) {
+    if (by_tma) {
+      gf::store_by_tma<Out, kTilesN, C_BUFFERS>(map_c, m0, n0, mode.alpha, acc, staging.buffers,
+                                                staging.barrier);
+      return;
+    }
+    // The warps' buffers share the slice buffers: the last slice stored must have been read.
+    if (threadIdx.x % 128 == 0) gf::bulk_wait_read<0>();
+    gf::warpgroup_sync(staging.barrier);
+  }
   if constexpr (SWAP) {
     // The accumulator holds C^T: its rows are columns m0 + 16 warp .. of C, its columns rows n0 .. of C.
     gf::store_staged_transposed<Out, VEC_C, kTilesN>(C, args.ldc, n0, m0 + 16 * warp, args.n, args.m, mode,
                                                      acc, buffer);
-  } else if constexpr (STAGE_C) {
+  } else if constexpr (STAGE_C != 0) {
     gf::store_staged<Out, VEC_C, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc, buffer);
   } else {
     const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -521,9 +554,10 @@ __device__ __forceinline__ void fold(float (&sums)[kTilesN][4], const float (&ac
   }
 }
 
-__device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, unsigned long long* full,
-                                        unsigned long long* empty, float* staging) {
+__device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& maps, const char* smem,
+                                        unsigned long long* full, unsigned long long* empty, char* staging) {
   const int consumer = static_cast<int>(threadIdx.x) / 128 - PRODUCERS;
+  const Staging own{staging + consumer * kGroupStagingBytes, 4 + consumer};
   const int team = consumer / kConsumers;
   const int wg_m = consumer % kConsumers % WGM;
   const int wg_n = consumer % kConsumers / WGM;
@@ -580,9 +614,16 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const char* smem, 
     const bool parallel = sums_in_workspace(args);
     if (parallel && !sum_slices_in_team(args, segment.tile, static_cast<int>(blockIdx.z), result)) return;
     const gf::EpilogueMode mode{args.alpha, args.beta, !parallel && gf::segment_acquire(args, segment)};
-    store_tile(args, m0 + wg_m * 64, n0 + wg_n * WN, mode, result, staging);
+    // A K range of a tile that others add to must be in C before it is released: TMA stores whole sums.
+    // And TMA writes a row's last 16 bytes whole: a tile reaching into them stores them by TMA only where
+    // they end the row.
+    const bool whole = parallel || (segment.k_begin == 0 && segment.k_end >= args.k);
+    const bool clean_edge = args.n % (16 / Out::kBytes) == 0 || n0 + (wg_n + 1) * WN <= args.n;
+    store_tile(args, &maps.c, m0 + wg_m * 64, n0 + wg_n * WN, mode, whole && clean_edge && !mode.reads_c(),
+               result, own);
     if (!parallel) gf::segment_release(args, segment);
   });
+  if (kTmaStoreC && threadIdx.x % 128 == 0) gf::bulk_wait_all();  // the slice buffers outlive the stores
 }
 
 // Runs body(frame) on the problem the block computes: the call's; with SWAP its transpose C^T = B^T A^T
@@ -608,13 +649,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // The 128-byte swizzle is a function of the address: the tiles start on a 1024-byte boundary.
   const unsigned shared = gf::shared_address(smem_vec);
   char* smem = reinterpret_cast<char*>(smem_vec) + ((1024 - (shared & 1023)) & 1023);
-  unsigned long long* full = reinterpret_cast<unsigned long long*>(smem + STAGES * kStageBytes);
+  char* staging = smem + STAGES * kStageBytes;  // 1024-byte aligned, as the swizzled slices need
+  unsigned long long* full = reinterpret_cast<unsigned long long*>(staging + kStagingBytes);
   unsigned long long* empty = full + STAGES;
-  float* staging = reinterpret_cast<float*>(empty + STAGES);  // 16-byte aligned: STAGES pairs of barriers
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0 && blockIdx.z == 0) gf::require_dynamic_smem(kSmemBytes);
     if (TMA_A) gf::prefetch_tensor_map(&maps.a);
     if (TMA_B) gf::prefetch_tensor_map(&maps.b);
+    if (kTmaStoreC) gf::prefetch_tensor_map(&maps.c);
     for (int s = 0; s < STAGES; ++s) {
       gf::mbarrier_init(full + s, kAllTma ? 1 : kProducerThreads);  // the producers' arrivals, TMA's bytes
       gf::mbarrier_init(empty + s, 4 * kConsumers * CLUSTER);       // the reading team's warps, cluster-wide
@@ -633,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       produce(frame, maps, smem, full, empty);
     } else {
       if constexpr (kConsumerGroups > 1) gf::claim_registers<CONSUMER_REGS>();
-      consume(frame, smem, full, empty, staging);
+      consume(frame, maps, smem, full, empty, staging);
     }
   });
   // A block's shared memory and barriers must outlive the other blocks' copies and arrivals into them.

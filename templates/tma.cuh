@@ -1,6 +1,6 @@
 // Hopper's asynchronous copy machinery for warp-specialized templates (sm_90a, NVRTC only): transaction
-// mbarriers, 2-D TMA loads into shared memory (multicast to the blocks of a cluster), cluster barriers,
-// and the register reallocation between producer and consumer warpgroups.
+// mbarriers, 2-D TMA loads into shared memory (multicast to the blocks of a cluster) and stores from it,
+// cluster barriers, and the register reallocation between producer and consumer warpgroups.
 //
 // A pipeline stage has two barriers. `full` completes when the producer has armed it with the stage's byte
 // count and the TMA engine has delivered that many bytes; `empty` completes when every consumer warp has
@@ -82,6 +82,31 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int in
       : "memory");
 }
 
+// Has the TMA engine store the box at element coordinates (inner, outer) of `map`'s tensor from shared memory
+// at `src` (laid out as the map's swizzle reads it); elements outside the tensor are not written. The
+// store joins this thread's open bulk group: bulk_commit() closes it.
+__device__ __forceinline__ void tma_store(const TensorMap* map, const void* src, int inner, int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(inner), "r"(outer), "r"(shared_address(src))
+               : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's committed bulk groups still read their shared memory.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Waits until every bulk group this thread committed has completed, its writes made.
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 // Thread block clusters. The block's rank in its cluster.
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned rank;
@@ -92,7 +117,8 @@ __device__ __forceinline__ unsigned cluster_rank() {
 // Every thread of every block of the cluster meets here; shared-memory writes and barrier inits made before
 // are visible to the cluster after.
 __device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
 }
 
 // Arrives on the barrier at the same shared-memory offset as `barrier` in block `rank` of the cluster. The
@@ -101,7 +127,9 @@ __device__ __forceinline__ void cluster_sync() {
 // arrival.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* barrier, unsigned rank) {
   unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(barrier)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(remote)
+               : "r"(shared_address(barrier)), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 

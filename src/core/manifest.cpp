@@ -248,6 +248,12 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     if (launch.contains("tma_box_a")) {
       m.launch_.tma_box_a = box("tma_box_a");
       m.launch_.tma_box_b = box("tma_box_b");
+      if (launch.contains("tma_box_c")) m.launch_.tma_box_c = box("tma_box_c");
+    } else if (launch.contains("tma_box_c")) {
+      throw InvalidArgumentError(
+          fmt::format("{}: launch gives tma_box_c without tma_box_a and tma_box_b: C's tensor map comes "
+                      "with the operands'",
+                      origin));
     }
 
     for (const json& seed : doc.value("seeds", json::array())) {
@@ -527,6 +533,7 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
     for (int i = 0; i < 2; ++i) {
       g.tma_box_a[i] = (*launch_.tma_box_a)[i].evaluate(symbols.data());
       g.tma_box_b[i] = (*launch_.tma_box_b)[i].evaluate(symbols.data());
+      if (launch_.tma_box_c) g.tma_box_c[i] = (*launch_.tma_box_c)[i].evaluate(symbols.data());
     }
   }
   return g;

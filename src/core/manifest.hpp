@@ -71,9 +71,11 @@ struct LaunchGeometry {
   int64_t cluster = 1;
   int64_t cluster_units = 0;
   /// Boxes (elements along the operand's contiguous dimension, then along its rows) of kernels that read
-  /// A and B through tensor maps (TMA); {0, ...}: the operand is not read by TMA, and gets no map.
+  /// A and B (and store C) through tensor maps (TMA); {0, ...}: the operand is not accessed by TMA, and gets
+  /// no map.
   std::array<int64_t, 2> tma_box_a{0, 0};
   std::array<int64_t, 2> tma_box_b{0, 0};
+  std::array<int64_t, 2> tma_box_c{0, 0};
   /// FP32 at FP32 accuracy from TF32 products: with 3, a kernel of the template's own (`<kernel>_split`)
   /// first splits each operand into TF32 parts, big = tf32(x) and small = tf32(x - big), K-major in the
   /// workspace (A's big rows over its small rows, then B's likewise, rows `parts_ld` floats apart from
@@ -95,7 +97,7 @@ struct LaunchGeometry {
   /// Workspace bytes of the parallel split-K reduction's partial tiles, which come first.
   int64_t partial_bytes = 0;
 
-  bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0; }
+  bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0 || tma_box_c[0] > 0; }
   bool splits_operands() const { return k_products > 1; }
   /// Tiles of each operand a block loads per unit of K: big and small parts when split, else the operand.
   int64_t operand_parts() const { return splits_operands() ? 2 : 1; }
@@ -225,8 +227,8 @@ class Manifest {
     BoundExpression parallel_split;
     BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split
     BoundExpression cluster, cluster_units;  // blocks per cluster (1: none) and the units clusters share
-    std::optional<std::array<BoundExpression, 2>> tma_box_a,
-        tma_box_b;  // tensor map boxes, when the kernel takes them
+    std::optional<std::array<BoundExpression, 2>> tma_box_a, tma_box_b,
+        tma_box_c;  // tensor map boxes, when the kernel takes them (C's optional)
   } launch_;
 };
 

