@@ -19,6 +19,20 @@ const char* to_string(PlanLevel level) noexcept {
 
 namespace runtime {
 
+model::Prediction Selection::kernel_time() const {
+  model::Prediction p;
+  p.time_ms = time_ms.value();
+  p.log_error = time_predicted ? time_log_error : 0;
+  return p;
+}
+
+model::Prediction Selection::vendor_time() const {
+  model::Prediction p;
+  p.time_ms = vendor_ms.value();
+  p.log_error = vendor_predicted ? vendor_log_error : 0;
+  return p;
+}
+
 PlanInfo describe(const Selection& selection, const KernelProblem& problem, const DeviceInfo& device) {
   PlanInfo info;
   info.problem = problem.to_string();

@@ -7,6 +7,7 @@
 
 #include "core/problem.hpp"
 #include "gemmforge/gemmforge.hpp"
+#include "model/performance_model.hpp"
 #include "runtime/config_check.hpp"
 
 namespace gemmforge::runtime {
@@ -26,6 +27,10 @@ struct Selection {
   double vendor_log_error = 0;  ///< of a predicted vendor_ms
 
   bool vendor() const { return level == PlanLevel::kVendor; }
+  /// The generated kernel's time (time_ms, which must be known) and cuBLAS's (vendor_ms, likewise) as
+  /// predictions: a predicted time carries its typical error, a measured one none.
+  model::Prediction kernel_time() const;
+  model::Prediction vendor_time() const;
 };
 
 /// The public description of a selection for `problem` on `device`, with the launch geometry of its

@@ -132,14 +132,9 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
   }
   // The generated kernel must be faster by the margin with the two times' typical errors against it (none
   // for a measured time): by the measured margin where both are measured, else by the predicted one.
-  model::Prediction kernel, vendor;
-  kernel.time_ms = *s.time_ms;
-  kernel.log_error = s.time_predicted ? s.time_log_error : 0;
-  vendor.time_ms = *s.vendor_ms;
-  vendor.log_error = s.vendor_log_error;
   const bool measured = vendor_measured && !s.time_predicted;
   const double margin = measured ? options_.measured_margin : options_.predicted_margin;
-  if (!model::vendor_expected_faster(kernel, vendor, margin)) return s;
+  if (!model::vendor_expected_faster(s.kernel_time(), s.vendor_time(), margin)) return s;
   s.basis = fmt::format("cuBLAS {} {:.4g} ms against {:.4g} ms {} for the fastest generated kernel ({})",
                         vendor_measured ? "measured" : "predicted", *s.vendor_ms, *s.time_ms,
                         s.time_predicted ? "predicted" : "measured", s.basis);
