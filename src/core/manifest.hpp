@@ -155,6 +155,9 @@ class Manifest {
   /// Whether it multiplies in FP32 FFMA whatever its operands' type ("math": "ffma"), rather than on the
   /// units the type is computed on (tensor cores for 16-bit and TF32 operands).
   bool multiplies_in_fp32() const { return multiplies_in_fp32_; }
+  /// Whether its kernels load operands by TMA (its launch section gives tensor map boxes): its threads then
+  /// fill only the operands a config's geometry gives no box.
+  bool loads_by_tma() const { return launch_.tma_box_a.has_value(); }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<DerivedValue>& derived() const { return derived_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }

@@ -105,7 +105,7 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.k_products = geometry.k_products;
   f.operand_parts = geometry.operand_parts();
   f.fp32_math = manifest_.multiplies_in_fp32();
-  if (geometry.uses_tensor_maps()) {
+  if (manifest_.loads_by_tma()) {  // the producer's threads fill what TMA does not copy
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);
     f.thread_filled_bytes_per_k = filled_rows * element_bytes(problem_.dtype);
