@@ -27,10 +27,14 @@
 // buffers.
 //
 // Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
-// order, its producer already loading the next tile while the consumers store the last one. Stream-K
-// segments and serial split-K slices go through gemm_common.cuh's serial reduction in C, every thread of the
-// block taking part in its barriers. Parallel split-K slices (SPLIT_PAR) leave their partial tiles in the
-// workspace for the tile's last slice to sum, the consumers meeting at a named barrier of their own.
+// order, its producer already loading the next tile while the consumers store the last one. With stream-K
+// the blocks compute the whole tiles, one each or persistent, and then share the last tiles' K iterations
+// (segment_walk.cuh). Stream-K segments and serial split-K slices take turns by gemm_common.cuh's
+// semaphores, every thread of the block taking part in their barriers: each adds its sum into C, or with
+// SPLIT_PAR (needed for a 16-bit C) a stream-K segment adds it into its tile's slot of the FP32 workspace,
+// and the segment ending the tile's K stores the tile. Parallel split-K slices (SPLIT_PAR) leave their
+// partial tiles in the workspace for the tile's last slice to sum, the consumers meeting at a named
+// barrier of their own.
 //
 // Clusters (CLUSTER = 2, without a K split): the two blocks of a cluster compute vertically adjacent tiles,
 // which read the same B. Each block's producer loads half of every B stage and multicasts it to both
@@ -230,6 +234,12 @@ __device__ __forceinline__ bool sums_in_workspace(const GemmArgs& args) {
   return SPLIT_PAR && args.split_k > 1 && args.stream_blocks == 0;
 }
 
+// Stream-K segments sum a streamed tile in turn through its slot of the FP32 workspace (SPLIT_PAR), the
+// segment ending the tile's K storing it, rather than adding into C in turn (which a 16-bit C cannot).
+__device__ __forceinline__ bool streams_through_workspace(const GemmArgs& args) {
+  return SPLIT_PAR && args.stream_blocks > 0;
+}
+
 __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
   return segment.k_end > segment.k_begin ? (segment.k_end - segment.k_begin + kBK - 1) / kBK : 0;
 }
@@ -373,7 +383,7 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
             load_stage(args, maps, tiles, work.m0, work.n0, k0, full + stage);
           }
           fill_stage(args, tiles, work.m0, work.n0, k0);
-          gf::fence_proxy_async();
+          gf::fence_async_shared();  // the fills, before wgmma reads them
           gf::mbarrier_arrive(full + stage);
         }
       }
@@ -503,45 +513,59 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
   }
 }
 
-// Parallel split-K: slice `slice` of a tile stores the team's result to the tile's slot of the workspace,
-// thread by thread so the stores coalesce; the last slice of the tile to finish sums every slice's in slice
-// order, so the result does not depend on which finished last. That block reads its own slice back too: the
-// sum then needs no registers beyond the result's and the loads in flight. Returns false in every block but
-// that last one. (epilogue.cuh's sum_slices does this for templates whose whole block computes, with
-// __syncthreads.)
-__device__ __forceinline__ bool sum_slices_in_team(const GemmArgs& args, int tile, int slice,
-                                                   float (&result)[kTilesN][4]) {
+// Partial tiles in the FP32 workspace: slot `slot` holds the team's kTilesN x 4 floats per thread,
+// fragment j of every thread side by side, so that its stores and loads coalesce.
+__device__ __forceinline__ float4* partial(const GemmArgs& args, long long slot, int j) {
   const int thread = static_cast<int>(threadIdx.x) - kProducerThreads;
-  float4* partials = reinterpret_cast<float4*>(args.workspace) +
-                     static_cast<long long>(tile) * args.split_k * kTilesN * kTeamThreads;
-  const auto slot = [&](int s, int j) {
-    return partials + (static_cast<long long>(s) * kTilesN + j) * kTeamThreads + thread;
-  };
+  return reinterpret_cast<float4*>(args.workspace) + (slot * kTilesN + j) * kTeamThreads + thread;
+}
+
+__device__ __forceinline__ void keep_partial(const GemmArgs& args, long long slot,
+                                             const float (&result)[kTilesN][4]) {
 #pragma unroll
   for (int j = 0; j < kTilesN; ++j)
-    __stcg(slot(slice, j), make_float4(result[j][0], result[j][1], result[j][2], result[j][3]));
-  __threadfence();
-  team_sync();
-  bool last = false;
-  if (thread == 0) last = atomicAdd(args.semaphores + tile, 1) == args.split_k - 1;
-  if (!team_any(last)) return false;
-  __threadfence();
-  // A chunk of the tiles at a time, so that the loads in flight fit beside a 256-column tile's registers.
+    __stcg(partial(args, slot, j), make_float4(result[j][0], result[j][1], result[j][2], result[j][3]));
+}
+
+// Adds the partial tiles in slots first, first + 1, ..., first + count - 1, in that order, to result where
+// `add`, else sums them into it: a chunk of the fragments at a time, so that the loads in flight fit beside
+// a 256-column tile's registers.
+__device__ __forceinline__ void take_partials(const GemmArgs& args, long long first, int count, bool add,
+                                              float (&result)[kTilesN][4]) {
   constexpr int kChunk = kTilesN < 8 ? kTilesN : 8;
 #pragma unroll
   for (int j0 = 0; j0 < kTilesN; j0 += kChunk) {
-    for (int s = 0; s < args.split_k; ++s) {
+    for (int s = 0; s < count; ++s) {
+      const bool fresh = !add && s == 0;
 #pragma unroll
       for (int j = j0; j < j0 + kChunk; ++j) {
-        const float4 part = __ldcg(slot(s, j));
-        result[j][0] = s == 0 ? part.x : result[j][0] + part.x;
-        result[j][1] = s == 0 ? part.y : result[j][1] + part.y;
-        result[j][2] = s == 0 ? part.z : result[j][2] + part.z;
-        result[j][3] = s == 0 ? part.w : result[j][3] + part.w;
+        const float4 part = __ldcg(partial(args, first + s, j));
+        result[j][0] = fresh ? part.x : result[j][0] + part.x;
+        result[j][1] = fresh ? part.y : result[j][1] + part.y;
+        result[j][2] = fresh ? part.z : result[j][2] + part.z;
+        result[j][3] = fresh ? part.w : result[j][3] + part.w;
       }
     }
   }
-  if (thread == 0) args.semaphores[tile] = 0;  // ready for the next launch
+}
+
+// Parallel split-K: slice `slice` of a tile keeps the team's result in the tile's slot of the workspace;
+// the last slice of the tile to finish sums every slice's in slice order, so the result does not depend on
+// which finished last. That block reads its own slice back too: the sum then needs no registers beyond the
+// result's and the loads in flight. Returns false in every block but that last one. (epilogue.cuh's
+// sum_slices does this for templates whose whole block computes, with __syncthreads.)
+__device__ __forceinline__ bool sum_slices_in_team(const GemmArgs& args, int tile, int slice,
+                                                   float (&result)[kTilesN][4]) {
+  const long long first = static_cast<long long>(tile) * args.split_k;
+  keep_partial(args, first + slice, result);
+  __threadfence();
+  team_sync();
+  bool last = false;
+  if (threadIdx.x == kProducerThreads) last = atomicAdd(args.semaphores + tile, 1) == args.split_k - 1;
+  if (!team_any(last)) return false;
+  __threadfence();
+  take_partials(args, first, args.split_k, false, result);
+  if (threadIdx.x == kProducerThreads) args.semaphores[tile] = 0;  // ready for the next launch
   return true;
 }
 
@@ -613,11 +637,27 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
 
     const bool parallel = sums_in_workspace(args);
     if (parallel && !sum_slices_in_team(args, segment.tile, static_cast<int>(blockIdx.z), result)) return;
-    const gf::EpilogueMode mode{args.alpha, args.beta, !parallel && gf::segment_acquire(args, segment)};
+    // A segment's turn: earlier K of its tile is in C (add to it), or in the tile's workspace slot.
+    bool earlier_in_c = false;
+    if (!parallel) {
+      const bool earlier = gf::segment_acquire(args, segment);
+      if (streams_through_workspace(args) && (segment.k_begin > 0 || segment.k_end < args.k)) {
+        const int slot = segment.tile - args.whole_tiles;
+        if (earlier) take_partials(args, slot, 1, true, result);
+        if (segment.k_end < args.k) {
+          keep_partial(args, slot, result);
+          gf::segment_release(args, segment);
+          return;
+        }
+      } else {
+        earlier_in_c = earlier;
+      }
+    }
+    const gf::EpilogueMode mode{args.alpha, args.beta, earlier_in_c};
     // A K range of a tile that others add to must be in C before it is released: TMA stores whole sums.
     // And TMA writes a row's last 16 bytes whole: a tile reaching into them stores them by TMA only where
     // they end the row.
-    const bool whole = parallel || (segment.k_begin == 0 && segment.k_end >= args.k);
+    const bool whole = !earlier_in_c && (parallel || segment.k_end >= args.k);
     const bool clean_edge = args.n % (16 / Out::kBytes) == 0 || n0 + (wg_n + 1) * WN <= args.n;
     store_tile(args, &maps.c, m0 + wg_m * 64, n0 + wg_n * WN, mode, whole && clean_edge && !mode.reads_c(),
                result, own);

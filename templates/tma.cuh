@@ -42,12 +42,6 @@ __device__ __forceinline__ void mbarrier_expect(unsigned long long* barrier, uns
                : "memory");
 }
 
-// Orders this thread's shared-memory writes before the async proxy's reads (wgmma, TMA) that a barrier
-// arrival after it releases.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long* barrier) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
 }

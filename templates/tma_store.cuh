@@ -14,17 +14,12 @@
 
 #include "epilogue.cuh"
 #include "tma.cuh"
+#include "wgmma.cuh"
 
 namespace gf {
 
 constexpr int kTmaStoreRows = 64;                         // a warpgroup's rows of C
 constexpr int kTmaStoreSliceBytes = kTmaStoreRows * 128;  // a slice: 64 rows of 128 bytes
-constexpr int kTmaStoreBytes = 2 * kTmaStoreSliceBytes;   // a warpgroup's two slice buffers
-
-// Byte offset of the 16-byte chunk `chunk` of row `row` in a slice under the 128-byte swizzle.
-__device__ __forceinline__ unsigned swizzled_chunk(int row, int chunk) {
-  return static_cast<unsigned>(row * 128 + ((chunk ^ (row & 7)) << 4));
-}
 
 // Stores four 8 x 8 blocks of 16-bit elements: lane l gives the address of row l % 8 of block l / 8, and
 // register i holds, as the m16n8 accumulator fragment does, elements 2 (l % 4) and 2 (l % 4) + 1 of row l / 4
@@ -57,9 +52,9 @@ __device__ __forceinline__ void write_slice(unsigned buffer, int slice, int warp
     for (int pair = 0; pair < kTiles / 2; ++pair) {
       const float(&t0)[4] = acc[slice * kTiles + 2 * pair];
       const float(&t1)[4] = acc[slice * kTiles + 2 * pair + 1];
-      stmatrix_x4(buffer + swizzled_chunk(row, 2 * pair + lane / 16), Out::pack(alpha * t0[0], alpha * t0[1]),
-                  Out::pack(alpha * t0[2], alpha * t0[3]), Out::pack(alpha * t1[0], alpha * t1[1]),
-                  Out::pack(alpha * t1[2], alpha * t1[3]));
+      stmatrix_x4(buffer + swizzled_offset(row, 2 * pair + lane / 16),
+                  Out::pack(alpha * t0[0], alpha * t0[1]), Out::pack(alpha * t0[2], alpha * t0[3]),
+                  Out::pack(alpha * t1[0], alpha * t1[1]), Out::pack(alpha * t1[2], alpha * t1[3]));
     }
   } else {
     constexpr int kTiles = 4;  // 8 columns of FP32 span two chunks
@@ -71,7 +66,7 @@ __device__ __forceinline__ void write_slice(unsigned buffer, int slice, int warp
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = 16 * warp + g + 8 * half;
-        const unsigned address = buffer + swizzled_chunk(row, 2 * j + t / 2) + 8 * (t % 2);
+        const unsigned address = buffer + swizzled_offset(row, 2 * j + t / 2) + 8 * (t % 2);
         asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(address), "f"(alpha * tile[2 * half]),
                      "f"(alpha * tile[2 * half + 1])
                      : "memory");
@@ -103,7 +98,7 @@ __device__ __forceinline__ void store_by_tma(const TensorMap* map, int row0, int
     for (int b = 0; b < kBuffers; ++b)
       write_slice<Out, kTilesN>(base + b * kTmaStoreSliceBytes, round * kBuffers + b, thread / 32, alpha,
                                 acc);
-    fence_proxy_async();  // the writes, before the TMA engine reads them
+    fence_async_shared();  // the writes, before the TMA engine reads them
     warpgroup_sync(barrier);
     if (thread == 0) {
 #pragma unroll

@@ -474,8 +474,27 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   g.k_per_split = (g.k_per_split + g.k_granule - 1) / g.k_granule * g.k_granule;
   g.split_k = (k + g.k_per_split - 1) / g.k_per_split;
   g.semaphores = g.split_k > 1 ? g.tiles : 0;
-  if (g.split_k > 1 && launch_.parallel_split.evaluate(symbols.data()) != 0) {
-    g.partial_bytes = g.split_k * g.tiles * launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
+  // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
+  // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.
+  const int64_t stream_waves = launch_.stream_waves.evaluate(symbols.data());
+  const int64_t wave = std::max<int64_t>(1, launch_.wave.evaluate(symbols.data()));
+  if (stream_waves > 0 && g.split_k == 1 && problem.k > 0 && g.tiles % wave != 0) {
+    const int64_t streamed = std::min(g.tiles, g.tiles % wave + (stream_waves - 1) * wave);
+    const int64_t iterations = streamed * ((problem.k + g.k_granule - 1) / g.k_granule);
+    const int64_t per_block = (iterations + wave - 1) / wave;
+    g.whole_tiles = g.tiles - streamed;
+    g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work
+    g.semaphores = g.tiles;
+  }
+  // A persistent launch is one wave of blocks walking the tiles; with stream-K, walking the whole tiles (a
+  // whole number of waves) before the first stream_blocks of them take their shares.
+  if (g.split_k == 1 && launch_.persistent.evaluate(symbols.data()) != 0) g.persistent_blocks = wave;
+  // Partial tiles in the workspace: every slice's of a parallel split, or with stream-K a slot per
+  // streamed tile that its segments add into in turn.
+  if (launch_.parallel_split.evaluate(symbols.data()) != 0) {
+    const int64_t tile_bytes = launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
+    if (g.split_k > 1) g.partial_bytes = g.split_k * g.tiles * tile_bytes;
+    if (g.stream_blocks > 0) g.partial_bytes = (g.tiles - g.whole_tiles) * tile_bytes;
   }
   g.workspace_bytes = g.partial_bytes;
   // Operands written into the workspace for TMA follow the partial tiles, each on a 256-byte boundary, in
@@ -507,21 +526,6 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   copy(copy_a, problem.a_rows(), problem.a_row_length(), g.copy_ld_a, g.copy_offset_a);
   copy(copy_b, problem.b_rows(), problem.b_row_length(), g.copy_ld_b, g.copy_offset_b);
 
-  // Stream-K: the tiles of the last, partial wave (and stream_waves - 1 full waves before it) are shared
-  // out as K iterations over one wave of blocks, evenly, instead of leaving most SMs idle at the end.
-  const int64_t stream_waves = launch_.stream_waves.evaluate(symbols.data());
-  const int64_t wave = std::max<int64_t>(1, launch_.wave.evaluate(symbols.data()));
-  if (stream_waves > 0 && g.split_k == 1 && problem.k > 0 && g.tiles % wave != 0) {
-    const int64_t streamed = std::min(g.tiles, g.tiles % wave + (stream_waves - 1) * wave);
-    const int64_t iterations = streamed * ((problem.k + g.k_granule - 1) / g.k_granule);
-    const int64_t per_block = (iterations + wave - 1) / wave;
-    g.whole_tiles = g.tiles - streamed;
-    g.stream_blocks = (iterations + per_block - 1) / per_block;  // none left without work
-    g.semaphores = g.tiles;
-  }
-  if (g.split_k == 1 && g.stream_blocks == 0 && launch_.persistent.evaluate(symbols.data()) != 0) {
-    g.persistent_blocks = wave;
-  }
   g.cluster = std::max<int64_t>(1, launch_.cluster.evaluate(symbols.data()));
   if (g.cluster > 1) {
     if (g.split_k > 1 || g.stream_blocks > 0) {

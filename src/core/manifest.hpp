@@ -58,7 +58,7 @@ struct LaunchGeometry {
   int64_t split_k = 1;            ///< K slices actually used: grid.z
   int64_t k_per_split = 0;        ///< K extent of each slice, a multiple of the template's K granule
   int64_t k_granule = 1;          ///< K depth of one main-loop iteration
-  int64_t whole_tiles = 0;        ///< stream-K: tiles computed whole, one per block, before the stream blocks
+  int64_t whole_tiles = 0;        ///< stream-K: tiles computed whole (one per block unless persistent) first
   int64_t stream_blocks = 0;      ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
   int64_t threads = 0;            ///< threads per block
   int64_t smem_bytes = 0;         ///< dynamic shared memory per block
@@ -94,7 +94,8 @@ struct LaunchGeometry {
   int64_t copy_ld_b = 0;
   int64_t copy_offset_b = 0;
   int64_t copy_bytes = 0;  ///< bytes of the copies
-  /// Workspace bytes of the parallel split-K reduction's partial tiles, which come first.
+  /// Workspace bytes of the partial tiles of a parallel split-K reduction or of stream-K segments summed
+  /// through the workspace, which come first.
   int64_t partial_bytes = 0;
 
   bool uses_tensor_maps() const { return tma_box_a[0] > 0 || tma_box_b[0] > 0 || tma_box_c[0] > 0; }
@@ -108,9 +109,13 @@ struct LaunchGeometry {
     if (splits_operands()) return (workspace_bytes - parts_offset) * 3 / 2;
     return 2 * copy_bytes;
   }
-  /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks.
+  /// grid.x: one block per tile (or fewer, persistent), or the whole tiles and then the stream blocks (or,
+  /// persistent, a wave of blocks walking the whole tiles, the first stream_blocks of them streaming then).
   int64_t grid_x() const {
-    if (stream_blocks > 0) return whole_tiles + stream_blocks;
+    if (stream_blocks > 0) {
+      return persistent_blocks > 0 && whole_tiles > 0 ? std::max(persistent_blocks, stream_blocks)
+                                                      : whole_tiles + stream_blocks;
+    }
     if (cluster > 1) {
       const int64_t clusters =
           persistent_blocks > 0 ? std::min(cluster_units, persistent_blocks / cluster) : cluster_units;

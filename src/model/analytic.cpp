@@ -156,7 +156,9 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
   if (stream) {
     // Whole tiles in full waves, then one wave of stream blocks; each streamed tile's segments add into
-    // C one after the other.
+    // C, or into an FP32 partial tile in the workspace, one after the other.
+    const double partial_bytes = f.parallel_split ? 4.0 * f.tile_m * f.tile_n : tile_bytes;
+    const double handoff_ms = kSliceHandoffMs + 2 * partial_bytes / sm_bytes_per_ms;
     e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
     // The stream blocks' ranges cut the streamed tiles into this many segments. A stream block's segments
     // after its first start their loads anew and store a tile with nothing to overlap, as a round of block

@@ -25,8 +25,9 @@ struct Footprint {
   int64_t whole_tiles = 0;         ///< stream-K: tiles computed whole before the stream blocks run
   int64_t stream_blocks = 0;       ///< stream-K: blocks sharing the other tiles' K iterations (0: none)
   int64_t stream_k = 0;            ///< stream-K: K extent one stream block sums
-  bool parallel_split = false;     ///< slices leave partial tiles in a workspace for the last one to sum,
-                                   ///< rather than adding into C one after the other
+  bool parallel_split = false;     ///< slices leave partial tiles in a workspace for the last one to sum
+                                   ///< (stream-K segments add into one there in turn), rather than adding
+                                   ///< into C one after the other
   int64_t operand_pass_bytes = 0;  ///< device memory the operand split or copies move before the main kernel
   int64_t k_products = 1;          ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
   int64_t operand_parts = 1;       ///< tiles of each operand a block loads per unit of K: 2 parts when split

@@ -78,11 +78,13 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   }
 
   // The seeds, and with each K-splitting mode the template has the first seed the type allows it on: the
-  // parallel reduction through the workspace, serial slices and stream-K (these two add into C in turn, so
-  // only for an FP32 C). gemm_tma's FP32 seeds, for one, come after its 16-bit ones. (gemm_tma's first two
-  // seeds copy the operands TMA cannot address first, alone and in clusters; the others fill them through
-  // the producer's registers.) gemm_tma also stores C by TMA (STAGE_C = 2) in persistent blocks, clusters,
-  // ping-pong teams, after a parallel reduction, and next to stream-K segments, which it stages.
+  // parallel reduction through the workspace, serial slices and stream-K adding into C in turn (only for
+  // an FP32 C), and gemm_tma's stream-K through the workspace, in one block per whole tile and in
+  // persistent blocks that walk the whole tiles first. gemm_tma's FP32 seeds, for one, come after its
+  // 16-bit ones. (gemm_tma's first two seeds copy the operands TMA cannot address first, alone and in
+  // clusters; the others fill them through the producer's registers.) gemm_tma also stores C by TMA
+  // (STAGE_C = 2) in persistent blocks, clusters, ping-pong teams, after a parallel reduction, next to
+  // stream-K segments adding into C, which it stages, and as the last segment of a streamed tile.
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
     std::vector<Config> configs = manifest.seeds();
@@ -98,7 +100,10 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
         {{"STAGE_C", 2}, {"CLUSTER", 2}},
         {{"STAGE_C", 2}, {"PINGPONG", 1}},
         {{"STAGE_C", 2}, {"SPLIT_PAR", 1}, {"SPLIT_K", 3}, {"PERSISTENT", 0}},
-        {{"STAGE_C", 2}, {"STREAM_K", 1}, {"PERSISTENT", 0}}};
+        {{"STAGE_C", 2}, {"STREAM_K", 1}, {"PERSISTENT", 0}},
+        {{"SPLIT_PAR", 1}, {"STREAM_K", 1}, {"PERSISTENT", 0}},
+        {{"SPLIT_PAR", 1}, {"STREAM_K", 1}, {"PERSISTENT", 1}},
+        {{"STAGE_C", 2}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}}};
     for (const auto& settings : variants) {
       for (const Config& seed : manifest.seeds()) {
         Config variant = seed;

@@ -180,6 +180,66 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   EXPECT_FALSE(wgmma.manifest.geometry(wgmma.manifest.seeds().front(), nn, device).uses_tensor_maps());
 }
 
+// Stream-K on gemm_tma: the streamed tiles' segments take turns adding into C (an FP32 C) or, with
+// SPLIT_PAR, into an FP32 partial tile per streamed tile in the workspace, which a 16-bit C needs; persistent
+// blocks (a wave) walk the whole tiles before their shares.
+TEST(TmaTemplate, StreamKSumsThroughTheWorkspaceAndWalksWholeTilesPersistently) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config seed = manifest.seeds().front();  // 128 x 256 tiles, persistent
+  ASSERT_EQ(64 * seed.at("WGM"), 128);
+  ASSERT_EQ(seed.at("WN") * seed.at("WGN"), 256);
+  seed.set("STREAM_K", 1);
+  const KernelProblem odd = typed_problem(4103, 4105, 4104, "nn", "bf16");  // 33 x 17 = 561 tiles
+  const int64_t wave = device.sm_count;
+  const int64_t tiles = 33 * 17;
+  const int64_t streamed = tiles % wave;
+
+  const auto broken = [&](const Config& config, const KernelProblem& problem) {
+    std::string text;
+    for (const Violation& v : manifest.violations(config, &device, &problem)) text += v.describe();
+    return text;
+  };
+  // A 16-bit C streams K only through the workspace; an FP32 C either way.
+  EXPECT_NE(broken(seed, odd).find("would round every partial sum"), std::string::npos) << broken(seed, odd);
+  Config through = seed;
+  through.set("SPLIT_PAR", 1);
+  EXPECT_EQ(broken(through, odd), "");
+  EXPECT_EQ(broken(seed, typed_problem(4103, 4105, 4104, "nn", "bf16>f32")), "");
+
+  const LaunchGeometry g = manifest.geometry(through, odd, device);
+  EXPECT_EQ(g.whole_tiles, tiles - streamed);
+  EXPECT_EQ(g.semaphores, tiles);
+  EXPECT_EQ(g.partial_bytes, streamed * 128 * 256 * 4);  // a partial tile per streamed tile
+  // Persistent: a wave of blocks walks the whole tiles (four waves of them), and then the first
+  // stream_blocks of them take their shares.
+  EXPECT_EQ(g.persistent_blocks, wave);
+  EXPECT_EQ(g.grid_x(), wave);
+  EXPECT_EQ(g.whole_tiles % wave, 0);
+  EXPECT_LE(g.stream_blocks, wave);
+  // B's rows (4105 elements) are odd: its aligned copy follows the partial tiles.
+  EXPECT_GE(g.copy_offset_b, g.partial_bytes);
+  EXPECT_EQ(g.workspace_bytes, g.copy_offset_b + 4104 * g.copy_ld_b * 2);
+  // One block per whole tile, then the stream blocks.
+  Config single = through;
+  single.set("PERSISTENT", 0);
+  const LaunchGeometry s = manifest.geometry(single, odd, device);
+  EXPECT_EQ(s.persistent_blocks, 0);
+  EXPECT_EQ(s.grid_x(), s.whole_tiles + s.stream_blocks);
+  EXPECT_EQ(s.partial_bytes, g.partial_bytes);
+  // Adding into C in turn keeps no partial tiles.
+  EXPECT_EQ(manifest.geometry(seed, typed_problem(4103, 4105, 4104, "nn", "bf16>f32"), device).partial_bytes,
+            0);
+  // The tuner's space holds persistent stream-K through the workspace for the 16-bit problem.
+  const Space space = Space::build(tma(), device, odd);
+  bool found = false;
+  for (size_t i = 0; i < space.size() && !found; ++i) {
+    const Config config = space.config(i);
+    found = config.at("STREAM_K") > 0 && config.at("PERSISTENT") == 1 && config.at("SPLIT_PAR") == 1;
+  }
+  EXPECT_TRUE(found);
+}
+
 // STAGE_C = 2: each consumer warpgroup stores its tile by TMA, through boxes of 128 bytes of C's columns by
 // its 64 rows, of C's own type; only where C's start and rows are 16-byte aligned, and never for a transposed
 // TF32 product.
