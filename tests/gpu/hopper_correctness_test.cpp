@@ -79,11 +79,11 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
 
   // The seeds, and with each K-splitting mode the template has the first seed the type allows it on: the
   // parallel reduction through the workspace, serial slices and stream-K adding into C in turn (only for
-  // an FP32 C), and gemm_tma's stream-K through the workspace, in one block per whole tile and in
-  // persistent blocks that walk the whole tiles first. gemm_tma's FP32 seeds, for one, come after its
-  // 16-bit ones. (gemm_tma's first two seeds copy the operands TMA cannot address first, alone and in
-  // clusters; the others fill them through the producer's registers.) gemm_tma also stores C by TMA
-  // (STAGE_C = 2) in persistent blocks, clusters, ping-pong teams, after a parallel reduction, next to
+  // an FP32 C; gemm_tma's also in persistent blocks that walk the whole tiles first), and gemm_tma's
+  // stream-K through the workspace, in one block per whole tile and persistent. gemm_tma's FP32 seeds, for
+  // one, come after its 16-bit ones. (gemm_tma's first two seeds copy the operands TMA cannot address first,
+  // alone and in clusters; the others fill them through the producer's registers.) gemm_tma also stores C by
+  // TMA (STAGE_C = 2) in persistent blocks, clusters, ping-pong teams, after a parallel reduction, next to
   // stream-K segments adding into C, which it stages, and as the last segment of a streamed tile.
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
@@ -96,6 +96,7 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
         {{"SPLIT_PAR", 1}, {"SPLIT_K", 3}, {"PERSISTENT", 0}},
         {{"SPLIT_K", 2}, {"PERSISTENT", 0}},
         {{"STREAM_K", 1}, {"PERSISTENT", 0}},
+        {{"STREAM_K", 1}, {"PERSISTENT", 1}},
         {{"STAGE_C", 2}},
         {{"STAGE_C", 2}, {"CLUSTER", 2}},
         {{"STAGE_C", 2}, {"PINGPONG", 1}},
