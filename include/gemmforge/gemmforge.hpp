@@ -65,10 +65,13 @@ struct PlanInfo {
   // Launch geometry of the generated kernel for the asked problem.
   int64_t tiles = 0;
   int64_t split_k = 1;
-  /// Stream-K: the first whole_tiles tiles run one per block, and stream_blocks blocks share the K
-  /// iterations of the others evenly (0: no stream-K).
+  /// Stream-K: the first whole_tiles tiles run whole (one per block, or walked by persistent blocks), and
+  /// stream_blocks blocks share the K iterations of the others evenly (0: no stream-K).
   int64_t whole_tiles = 0;
   int64_t stream_blocks = 0;
+  /// Blocks launched: a block per tile and K slice, or per whole tile and stream block, or fewer where
+  /// persistent blocks walk the tiles.
+  int64_t blocks = 0;
   int64_t threads = 0;
   int64_t smem_bytes = 0;
 };

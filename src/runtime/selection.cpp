@@ -59,6 +59,7 @@ PlanInfo describe(const Selection& selection, const KernelProblem& problem, cons
     info.split_k = g.split_k;
     info.whole_tiles = g.whole_tiles;
     info.stream_blocks = g.stream_blocks;
+    info.blocks = g.blocks();
     info.threads = g.threads;
     info.smem_bytes = g.smem_bytes;
   }

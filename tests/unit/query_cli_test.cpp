@@ -43,6 +43,7 @@ TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   EXPECT_DOUBLE_EQ(answer["cublas_error"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(answer["time_error"].get<double>(), 1.0);
   EXPECT_EQ(answer["device"]["limits_from"], "shipped results");
+  EXPECT_EQ(answer["launch"]["blocks"], answer["launch"]["tiles"]);  // a block per tile
 
   // Nobody tuned it: both times are predicted, each with the typical error serving weighs it by.
   answer = query_json("--shape 1500x1500x1500 --device-name h200");

@@ -63,6 +63,7 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
         {"split_k", plan.split_k},
         {"whole_tiles", plan.whole_tiles},
         {"stream_blocks", plan.stream_blocks},
+        {"blocks", plan.blocks},
         {"threads", plan.threads},
         {"smem_bytes", plan.smem_bytes}}}};
   fmt::print("{}\n", out.dump(2));
@@ -101,7 +102,8 @@ void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
                                ? fmt::format("{} tiles ({} whole, then {} stream-K blocks share the rest)",
                                              plan.tiles, plan.whole_tiles, plan.stream_blocks)
                                : fmt::format("{} tiles x {} K slices", plan.tiles, plan.split_k);
-  fmt::print("  launch    {}, {} threads, {} bytes of shared memory\n", work, plan.threads, plan.smem_bytes);
+  fmt::print("  launch    {} in {} blocks, {} threads, {} bytes of shared memory\n", work, plan.blocks,
+             plan.threads, plan.smem_bytes);
 }
 
 int run_query(const QueryOptions& o) {
