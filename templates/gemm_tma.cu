@@ -49,8 +49,8 @@
 // team): a stage barrier's parity tells its last phase from the one before, not from phases further back.
 //
 // The epilogue stores C from the accumulators' fragments in pairs, or (STAGE_C = 1) passes each warp's rows
-// through a buffer of its own so that lanes write consecutive columns in the widest vectors C's alignment
-// allows: 16 bytes where C's rows are 16-byte aligned, and whole sectors even where they are odd. With
+// through a buffer of its own so that lanes write consecutive columns in 16-byte vectors: where C's rows
+// are not 16-byte aligned (an odd ldc), from each row's first 16-byte boundary on. With
 // STAGE_C = 2 (C's rows 16-byte aligned) each consumer warpgroup writes its tile into swizzled slices of
 // shared memory that the TMA engine stores (tma_store.cuh), and goes back to its tensor cores while they
 // drain; a tile that must read C (beta != 0, or a K range adding to an earlier one) is staged as with 1.
@@ -154,8 +154,8 @@ static_assert(kTmaStoreC == (C_BUFFERS > 0), "slice buffers for C stored by TMA,
 static_assert(!SWAP || (ELEM == 1 && RS_A && STAGE_C && CLUSTER == 1),
               "a transposed TF32 product reads B into registers, stores C staged and runs without clusters");
 static_assert(!RS_A || (ELEM == 1 && A_MN), "only an M-major TF32 first operand comes from registers");
-static_assert(CLUSTER == 1 || (B_MN ? (kBN / kBoxElems) % CLUSTER == 0 : (WN / CLUSTER) % 8 == 0),
-              "B's boxes must share out evenly over the cluster");
+static_assert(CLUSTER == 1 || (B_MN ? kBK / CLUSTER : WN / CLUSTER) % 8 == 0,
+              "B's boxes must share out over the cluster in whole 8-row swizzle atoms");
 
 // A piece of the block's work: a K range of one output tile, and the tile's origin.
 struct Work {
@@ -255,8 +255,8 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
 // The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
 // rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
 // rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
-// the r-th of every CLUSTER pieces of B (K-major: rows of each column box; N-major: boxes) into every block
-// of the cluster.
+// the r-th of every CLUSTER pieces of B into every block of the cluster: of each column box's rows
+// (K-major), or of each box's K rows (N-major, so that a tile of one box still shares out).
 __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                           unsigned long long* full) {
   if constexpr (!TMA_A) {
@@ -273,9 +273,11 @@ __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, i
     constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
     const int rank = static_cast<int>(gf::cluster_rank());
     if constexpr (B_MN) {
+      constexpr int kRows = kBK / CLUSTER;
 #pragma unroll
-      for (int box = rank; box < kBN / kBoxElems; box += CLUSTER)
-        gf::tma_load_multicast(b + box * kBoxBytes, &maps.b, n0 + kBoxElems * box, k0, full, kEveryBlock);
+      for (int box = 0; box < kBN / kBoxElems; ++box)
+        gf::tma_load_multicast(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
+                               k0 + rank * kRows, full, kEveryBlock);
     } else {
       constexpr int kRows = WN / CLUSTER;
 #pragma unroll
@@ -493,6 +495,9 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
     // The accumulator holds C^T: its rows are columns m0 + 16 warp .. of C, its columns rows n0 .. of C.
     gf::store_staged_transposed<Out, VEC_C, kTilesN>(C, args.ldc, n0, m0 + 16 * warp, args.n, args.m, mode,
                                                      acc, buffer);
+  } else if constexpr (STAGE_C != 0 && VEC_C * Out::kBytes < 16) {
+    gf::store_staged_realigned<Out, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc,
+                                             buffer);
   } else if constexpr (STAGE_C != 0) {
     gf::store_staged<Out, VEC_C, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc, buffer);
   } else {

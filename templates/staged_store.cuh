@@ -1,9 +1,9 @@
 // The epilogue of a wgmma warpgroup through shared memory (sm_90a templates, NVRTC only): each warp passes
 // its 16 rows of accumulators through a small FP32 buffer of its own, 32 columns at a time, and writes them
 // out row by row, its lanes on consecutive columns. A row of C is then written in the widest vectors its
-// alignment allows (16 bytes where C's rows are 16-byte aligned), and where no vector fits (an odd ldc of a
-// 16-bit C) in single elements that still fill whole sectors: 64 contiguous bytes per store instead of
-// the 4 bytes per row that a fragment's pair spans.
+// alignment allows (16 bytes where C's rows are 16-byte aligned); store_staged_realigned writes rows that
+// are not (an odd ldc of a 16-bit C) in 16-byte vectors too, from each row's first 16-byte boundary on,
+// instead of one element per lane.
 //
 // Only a warp's own lanes share its buffer, so __syncwarp is the only synchronization.
 #ifndef GEMMFORGE_STAGED_STORE_CUH
@@ -162,6 +162,71 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
       float values[kVec];
       read_staged<kVec>(buffer + r * kStagedPitch + lane_col, values);
       write_vector<Out, kVec>(C + static_cast<long long>(row0 + r) * ldc, col, n, mode, values);
+    }
+  }
+}
+
+// The same for a C whose rows are not 16-byte aligned (an odd ldc of a 16-bit C, say), where store_staged
+// would write single elements: each row goes out in 16-byte vectors from the first 16-byte boundary its
+// address reaches, read from the buffer at that row's own offset, and only the elements before that
+// boundary (in the first pass) and those of a vector reaching past the warp's or the matrix's last column
+// in single accesses. A vector may straddle two passes: each pass also puts the next one's first 8
+// columns into the buffer's 8 spare columns. Where ldc is odd the rows a load instruction reads start at
+// distinct offsets within their 16 bytes, which spreads its lanes over the banks.
+template <typename Out, int kTilesN>
+__device__ __forceinline__ void store_staged_realigned(typename OutputAccess<Out>::Storage* C, long long ldc,
+                                                       int row0, int col0, int m, int n,
+                                                       const EpilogueMode& mode,
+                                                       const float (&acc)[kTilesN][4], float* buffer) {
+  using Storage = typename OutputAccess<Out>::Storage;
+  constexpr int kChunk = 16 / Out::kBytes;  // elements of a 16-byte vector
+  constexpr int kTilesPerPass = kStagedCols / 8;
+  constexpr int kPasses = kTilesN / kTilesPerPass;
+  constexpr int kLanesPerRow = kStagedCols / kChunk;  // a pass's vectors of a row
+  constexpr int kRowsPerStep = 32 / kLanesPerRow;
+  constexpr int kSteps = kStagedRows / kRowsPerStep;
+  // A 16-bit C's two steps a pass unrolled; an FP32 C's four, unrolled, spill where the consumers have 128
+  // registers.
+  constexpr int kUnrolledSteps = Out::kBytes == 2 ? kSteps : 1;
+  static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 32");
+  static_assert(kStagedPitch - kStagedCols >= 8 && kChunk <= 8, "spare columns for the next pass's first 8");
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int lane_row = lane / kLanesPerRow;
+  const int lane_vector = lane % kLanesPerRow;
+  const int width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    __syncwarp();  // the lanes are done reading the previous pass
+#pragma unroll
+    for (int j = 0; j < kTilesPerPass + (pass + 1 < kPasses ? 1 : 0); ++j) {
+      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
+      *reinterpret_cast<float2*>(buffer + g * kStagedPitch + 8 * j + 2 * t) = make_float2(tile[0], tile[1]);
+      *reinterpret_cast<float2*>(buffer + (g + 8) * kStagedPitch + 8 * j + 2 * t) =
+          make_float2(tile[2], tile[3]);
+    }
+    __syncwarp();
+#pragma unroll kUnrolledSteps
+    for (int step = 0; step < kSteps; ++step) {
+      const int r = step * kRowsPerStep + lane_row;
+      if (row0 + r >= m) continue;
+      Storage* row = C + static_cast<long long>(row0 + r) * ldc + col0;
+      const float* staged = buffer + r * kStagedPitch;
+      // The row's elements before its first 16-byte boundary.
+      const int past = static_cast<int>(reinterpret_cast<unsigned long long>(row) / Out::kBytes % kChunk);
+      const int lead = past == 0 ? 0 : kChunk - past;
+      if (pass == 0) {
+        for (int i = lane_vector; i < lead; i += kLanesPerRow) {
+          const float value[1] = {staged[i]};
+          write_vector<Out, 1>(row, i, width, mode, value);
+        }
+      }
+      const int first = lead + kChunk * lane_vector;  // the lane's vector, from the pass's first column
+      float values[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) values[i] = staged[first + i];
+      write_vector<Out, kChunk>(row, pass * kStagedCols + first, width, mode, values);
     }
   }
 }

@@ -589,10 +589,11 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         EXPECT_EQ(r.log.find("serialized"), std::string::npos) << what << ": wgmma serialized\n" << r.log;
         if (whole.empty()) return;
         const KernelSpec& spec = cases[i].spec;
-        int64_t tma_a = 0, tma_b = 0;
+        int64_t tma_a = 0, tma_b = 0, swap = 0;
         for (const auto& [name, value] : tma().manifest.defines(spec.config, spec.problem)) {
           if (name == "TMA_A") tma_a = value;
           if (name == "TMA_B") tma_b = value;
+          if (name == "SWAP") swap = value;
         }
         // The operand passes are a module of their own (OperandPasses): no config carries them.
         EXPECT_EQ(whole.find("gf_split_operands"), std::string::npos) << what;
@@ -614,10 +615,11 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const bool split =
             spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
-        // A staged epilogue stores C in 16-byte vectors where its rows are 16-byte aligned (with TMA, the
-        // tiles that must read C); from the fragments, C goes in pairs at most.
+        // A staged epilogue stores C in 16-byte vectors (with TMA, the tiles that must read C): where C's
+        // rows are not 16-byte aligned, from each row's first 16-byte boundary on, but for a transposed
+        // TF32 tile, whose vectors follow C's alignment. From the fragments, C goes in pairs at most.
         const bool wide_c = spec.config.at("STAGE_C") != 0 &&
-                            spec.problem.align_c * element_bytes(spec.problem.c_dtype) >= 16;
+                            (!swap || spec.problem.align_c * element_bytes(spec.problem.c_dtype) >= 16);
         // By TMA, a 16-bit C enters the swizzled slices by stmatrix.
         EXPECT_EQ(test_support::count(sass, "UTMASTG") > 0, by_tma) << what;
         EXPECT_EQ(test_support::count(sass, "STSM") > 0, by_tma && element_bytes(spec.problem.c_dtype) == 2)
