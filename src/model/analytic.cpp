@@ -153,12 +153,13 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   const double full_round_ms = round_ms(resident, f.k_per_split, &e.latency_hiding, &full_compute_ms);
   e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
   const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
-  const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
+  // A K range handing its sum to the next reads and writes the tile: C's, or with stream-K through the
+  // workspace (parallel_split) an FP32 partial tile.
+  const double handoff_bytes = stream && f.parallel_split ? 4.0 * f.tile_m * f.tile_n : tile_bytes;
+  const double handoff_ms = kSliceHandoffMs + 2 * handoff_bytes / sm_bytes_per_ms;
   if (stream) {
     // Whole tiles in full waves, then one wave of stream blocks; each streamed tile's segments add into
     // C, or into an FP32 partial tile in the workspace, one after the other.
-    const double partial_bytes = f.parallel_split ? 4.0 * f.tile_m * f.tile_n : tile_bytes;
-    const double handoff_ms = kSliceHandoffMs + 2 * partial_bytes / sm_bytes_per_ms;
     e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
     // The stream blocks' ranges cut the streamed tiles into this many segments. A stream block's segments
     // after its first start their loads anew and store a tile with nothing to overlap, as a round of block
