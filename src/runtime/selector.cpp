@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "gemmforge/error.hpp"
 
@@ -16,6 +19,11 @@ namespace {
 // cuBLAS computes every type gemmforge stores (GemmEx with FP32 accumulation).
 bool vendor_serves(const KernelProblem& problem) {
   return output_allowed(problem.dtype, problem.c_dtype);
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 std::shared_future<std::shared_ptr<const ServingModel>> build_model(
@@ -84,6 +92,53 @@ std::optional<Selection> Selector::exact(const KernelProblem& problem) const {
   return std::nullopt;
 }
 
+std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem,
+                                                    const Selection& own) const {
+  if (!own.time_ms) return std::nullopt;
+  // The fastest measured result of each other model of this architecture and SM count, in any source.
+  std::optional<db::TrialRecord> best;
+  std::optional<CheckedConfig> best_config;
+  std::string best_model;
+  for (ResultSource* source : sources_) {
+    std::set<std::string> models;
+    for (const DeviceInfo& other : source->devices()) {
+      const std::string name = lower(other.name);
+      if (other.cc() != device_.cc() || other.sm_count != device_.sm_count || name == lower(device_.name) ||
+          !models.insert(name).second) {
+        continue;
+      }
+      for (const db::TrialRecord& result : source->exact(other, problem)) {
+        std::optional<CheckedConfig> checked =
+            check_config(library_, result.template_name, result.config_key, device_, problem);
+        if (!checked || !result.time_median_ms) continue;
+        if (!best || *result.time_median_ms < *best->time_median_ms) {
+          best = result, best_config = std::move(checked), best_model = other.name;
+        }
+        break;  // the model's result to serve comes first
+      }
+    }
+  }
+  // Measured times first (no model needed where the other is no faster even unscaled), then the scaled one.
+  if (!best || *best->time_median_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
+  const model::Prediction p =
+      model()->kernels.predict(*best_config->kernel_template, best_config->config, problem);
+  if (p.time_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
+  Selection s;
+  s.level = PlanLevel::kModel;
+  s.source = own.source;
+  s.tuned_problem = problem;
+  s.time_ms = p.time_ms;
+  s.time_predicted = true;
+  s.time_log_error = p.log_error;
+  s.basis = fmt::format(
+      "tuned for this problem on {} ({}), {:.4g} ms there, predicted {:.4g} ms here: {:.2f}x this GPU "
+      "model's own result ({} {}, {:.4g} ms measured)",
+      best_model, best->device_uuid, *best->time_median_ms, p.time_ms, *own.time_ms / p.time_ms,
+      own.choice->kernel_template->manifest.name(), own.choice->config.key(), *own.time_ms);
+  s.choice = std::move(best_config);
+  return s;
+}
+
 Selection Selector::ranked(const KernelProblem& problem) const {
   const std::shared_ptr<const ServingModel> serving = model();
   const std::vector<model::Candidate> candidates = serving->portfolio.rank(serving->kernels, problem);
@@ -143,7 +198,11 @@ Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem)
 }
 
 Selection Selector::select(const KernelProblem& problem) const {
-  if (std::optional<Selection> found = exact(problem)) return with_vendor_check(std::move(*found), problem);
+  if (std::optional<Selection> found = exact(problem)) {
+    if (std::optional<Selection> better = faster_elsewhere(problem, *found))
+      return with_vendor_check(std::move(*better), problem);
+    return with_vendor_check(std::move(*found), problem);
+  }
   Selection s = ranked(problem);
   if (!s.choice && !(options_.vendor && vendor_serves(problem))) {
     std::string minimums;

@@ -20,6 +20,11 @@
 
 namespace gemmforge::runtime {
 
+/// How much faster than a GPU model's own tuned result another model's result of the problem, scaled to
+/// this device, must be predicted to serve instead. Cards of one model differ by a few percent and the
+/// scaling by more: only a clear gap counts.
+inline constexpr double kElsewhereFactor = 1.25;
+
 struct SelectorOptions {
   /// Serve cuBLAS where it is faster (else only generated kernels).
   bool vendor = true;
@@ -56,6 +61,11 @@ class Selector {
 
  private:
   std::optional<Selection> exact(const KernelProblem& problem) const;
+  /// The problem's result on another GPU model of this architecture and SM count (an H100's for an H200),
+  /// scaled to this device by the model, where it beats this GPU model's own result `own` by
+  /// kElsewhereFactor: this model's tune missed what the other found (a template tuned since, or one whose
+  /// results here were retired by a new source).
+  std::optional<Selection> faster_elsewhere(const KernelProblem& problem, const Selection& own) const;
   Selection ranked(const KernelProblem& problem) const;
   /// Hands the choice to cuBLAS when the options say it is faster.
   Selection with_vendor_check(Selection selection, const KernelProblem& problem) const;

@@ -196,6 +196,36 @@ TEST_F(RuntimeSelector, AnotherGpuModelsMeasurementOfTheProblemIsScaledNotServed
   EXPECT_GT(p.time_ms, 0);
 }
 
+// A GPU model's own result of a problem against another model's of the architecture: where the other's,
+// scaled to this device, is far faster (its tune found what this model's missed, such as a template tuned
+// since or one whose results here a new source retired), the other's config serves, as the model's choice
+// with its scaled time; a little faster is within what cards and the scaling differ by, and the own result
+// serves.
+TEST_F(RuntimeSelector, AnotherGpuModelsFarFasterResultOfTheProblemServesOverTheOwn) {
+  const DeviceInfo h200 = model("NVIDIA H200", "sm_90", "GPU-44444444-dddd");
+  database_.with([&](db::Database& d) {
+    const int64_t id = d.upsert_device(h200);
+    record(d, id, problem(1024, 1024, 1024), big(), 0.03, 0.12);  // the H100 measured mid() at 0.10 ms
+    record(d, id, problem(4096, 4096, 4096), mid(), 1.8, 2.1);    // ... and big() at 2.0 ms
+  });
+  const Selection far = select(h100_card_, problem(1024, 1024, 1024), {}, false);
+  EXPECT_EQ(far.level, PlanLevel::kModel) << far.basis;
+  ASSERT_TRUE(far.choice && far.time_ms);
+  EXPECT_EQ(far.choice->config, big());
+  EXPECT_TRUE(far.time_predicted);
+  EXPECT_LT(*far.time_ms * runtime::kElsewhereFactor, 0.10);
+  EXPECT_NE(far.basis.find("NVIDIA H200"), std::string::npos) << far.basis;
+  EXPECT_NE(far.basis.find("own result"), std::string::npos) << far.basis;
+
+  const Selection near = select(h100_card_, problem(4096, 4096, 4096), {}, false);
+  EXPECT_EQ(near.level, PlanLevel::kExact) << near.basis;
+  EXPECT_EQ(near.choice->config, big());
+  // The H200 keeps its own result of 1024^3: the H100's is slower.
+  const Selection own = select(h200, problem(1024, 1024, 1024), {}, false);
+  EXPECT_EQ(own.level, PlanLevel::kExact) << own.basis;
+  EXPECT_EQ(own.choice->config, big());
+}
+
 TEST_F(RuntimeSelector, ResultsOfAnUnknownTemplateArePassedOver) {
   database_.with([&](db::Database& d) {
     db::TrialRecord gone;
