@@ -119,6 +119,8 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
     }
   }
   // Measured times first (no model needed where the other is no faster even unscaled), then the scaled one.
+  // Where this GPU model measured that config on the problem itself, the prediction is that measurement,
+  // which its own result beats.
   if (!best || *best->time_median_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
   const model::Prediction p =
       model()->kernels.predict(*best_config->kernel_template, best_config->config, problem);

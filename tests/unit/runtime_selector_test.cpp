@@ -224,6 +224,11 @@ TEST_F(RuntimeSelector, AnotherGpuModelsFarFasterResultOfTheProblemServesOverThe
   const Selection own = select(h200, problem(1024, 1024, 1024), {}, false);
   EXPECT_EQ(own.level, PlanLevel::kExact) << own.basis;
   EXPECT_EQ(own.choice->config, big());
+  // Where the H100 measured the H200's config on the problem itself, slower than its own, its own serves.
+  database_.with([&](db::Database& d) { record(d, h100_, problem(1024, 1024, 1024), big(), 0.25, 0.12); });
+  const Selection measured = select(h100_card_, problem(1024, 1024, 1024), {}, false);
+  EXPECT_EQ(measured.level, PlanLevel::kExact) << measured.basis;
+  EXPECT_EQ(measured.choice->config, mid());
 }
 
 TEST_F(RuntimeSelector, ResultsOfAnUnknownTemplateArePassedOver) {
