@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cctype>
+#include <algorithm>
 #include <cmath>
-#include <set>
 #include <string>
 
 #include "gemmforge/error.hpp"
+#include "model/training_data.hpp"
 
 namespace gemmforge::runtime {
 namespace {
@@ -19,11 +19,6 @@ namespace {
 // cuBLAS computes every type gemmforge stores (GemmEx with FP32 accumulation).
 bool vendor_serves(const KernelProblem& problem) {
   return output_allowed(problem.dtype, problem.c_dtype);
-}
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 std::shared_future<std::shared_ptr<const ServingModel>> build_model(
@@ -100,13 +95,14 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
   std::optional<CheckedConfig> best_config;
   std::string best_model;
   for (ResultSource* source : sources_) {
-    std::set<std::string> models;
+    std::vector<DeviceInfo> models;  // a device of each other model met
     for (const DeviceInfo& other : source->devices()) {
-      const std::string name = lower(other.name);
-      if (other.cc() != device_.cc() || other.sm_count != device_.sm_count || name == lower(device_.name) ||
-          !models.insert(name).second) {
+      const auto met = [&other](const DeviceInfo& d) { return model::same_model(d, other); };
+      if (other.cc() != device_.cc() || other.sm_count != device_.sm_count ||
+          model::same_model(other, device_) || std::any_of(models.begin(), models.end(), met)) {
         continue;
       }
+      models.push_back(other);
       for (const db::TrialRecord& result : source->exact(other, problem)) {
         std::optional<CheckedConfig> checked =
             check_config(library_, result.template_name, result.config_key, device_, problem);
