@@ -62,27 +62,32 @@ void Selector::refresh() {
   model_ = std::move(next);
 }
 
+std::optional<Selector::Servable> Selector::first_servable(ResultSource& source, const DeviceInfo& model,
+                                                           const KernelProblem& problem) const {
+  for (db::TrialRecord& result : source.exact(model, problem)) {
+    std::string why;
+    std::optional<CheckedConfig> checked =
+        check_config(library_, result.template_name, result.config_key, device_, problem, &why);
+    if (checked) return Servable{std::move(result), std::move(*checked), source.label()};
+    spdlog::debug("passing over {} {} for {}: {}", result.template_name, result.config_key,
+                  problem.to_string(), why);
+  }
+  return std::nullopt;
+}
+
 std::optional<Selection> Selector::exact(const KernelProblem& problem) const {
   for (ResultSource* source : sources_) {
-    for (const db::TrialRecord& result : source->exact(device_, problem)) {
-      std::string why;
-      std::optional<CheckedConfig> checked =
-          check_config(library_, result.template_name, result.config_key, device_, problem, &why);
-      if (!checked) {
-        spdlog::debug("passing over {} {} for {}: {}", result.template_name, result.config_key,
-                      problem.to_string(), why);
-        continue;
-      }
-      Selection s;
-      s.level = PlanLevel::kExact;
-      s.choice = std::move(checked);
-      s.basis = fmt::format("tuned for this problem on {}", result.device_uuid);
-      s.source = source->label();
-      s.tuned_problem = result.problem;
-      s.time_ms = result.time_median_ms;
-      s.vendor_ms = result.cublas_ms;
-      return s;
-    }
+    std::optional<Servable> found = first_servable(*source, device_, problem);
+    if (!found) continue;
+    Selection s;
+    s.level = PlanLevel::kExact;
+    s.basis = fmt::format("tuned for this problem on {}", found->result.device_uuid);
+    s.source = std::move(found->source);
+    s.tuned_problem = found->result.problem;
+    s.time_ms = found->result.time_median_ms;
+    s.vendor_ms = found->result.cublas_ms;
+    s.choice = std::move(found->config);
+    return s;
   }
   return std::nullopt;
 }
@@ -91,8 +96,7 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
                                                     const Selection& own) const {
   if (!own.time_ms) return std::nullopt;
   // The fastest measured result of each other model of this architecture and SM count, in any source.
-  std::optional<db::TrialRecord> best;
-  std::optional<CheckedConfig> best_config;
+  std::optional<Servable> best;
   std::string best_model;
   for (ResultSource* source : sources_) {
     std::vector<DeviceInfo> models;  // a device of each other model met
@@ -103,27 +107,25 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
         continue;
       }
       models.push_back(other);
-      for (const db::TrialRecord& result : source->exact(other, problem)) {
-        std::optional<CheckedConfig> checked =
-            check_config(library_, result.template_name, result.config_key, device_, problem);
-        if (!checked || !result.time_median_ms) continue;
-        if (!best || *result.time_median_ms < *best->time_median_ms) {
-          best = result, best_config = std::move(checked), best_model = other.name;
-        }
-        break;  // the model's result to serve comes first
+      std::optional<Servable> found = first_servable(*source, other, problem);
+      if (!found || !found->result.time_median_ms) continue;
+      if (!best || *found->result.time_median_ms < *best->result.time_median_ms) {
+        best = std::move(found), best_model = other.name;
       }
     }
   }
   // Measured times first (no model needed where the other is no faster even unscaled), then the scaled one.
   // Where this GPU model measured that config on the problem itself, the prediction is that measurement,
   // which its own result beats.
-  if (!best || *best->time_median_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
+  if (!best || *best->result.time_median_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
   const model::Prediction p =
-      model()->kernels.predict(*best_config->kernel_template, best_config->config, problem);
+      model()->kernels.predict(*best->config.kernel_template, best->config.config, problem);
   if (p.time_ms * kElsewhereFactor >= *own.time_ms) return std::nullopt;
   Selection s;
   s.level = PlanLevel::kModel;
-  s.source = own.source;
+  s.source = best->source == own.source
+                 ? best->source
+                 : fmt::format("{} (this GPU model's own result: {})", best->source, own.source);
   s.tuned_problem = problem;
   s.time_ms = p.time_ms;
   s.time_predicted = true;
@@ -131,9 +133,9 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
   s.basis = fmt::format(
       "tuned for this problem on {} ({}), {:.4g} ms there, predicted {:.4g} ms here: {:.2f}x this GPU "
       "model's own result ({} {}, {:.4g} ms measured)",
-      best_model, best->device_uuid, *best->time_median_ms, p.time_ms, *own.time_ms / p.time_ms,
+      best_model, best->result.device_uuid, *best->result.time_median_ms, p.time_ms, *own.time_ms / p.time_ms,
       own.choice->kernel_template->manifest.name(), own.choice->config.key(), *own.time_ms);
-  s.choice = std::move(best_config);
+  s.choice = std::move(best->config);
   return s;
 }
 

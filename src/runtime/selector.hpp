@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/device_info.hpp"
@@ -60,6 +61,16 @@ class Selector {
   const DeviceInfo& device() const { return device_; }
 
  private:
+  /// A tuned result of the problem that serves on this device, and the source that holds it.
+  struct Servable {
+    db::TrialRecord result;
+    CheckedConfig config;
+    std::string source;  ///< the source's label
+  };
+  /// The first of `source`'s exact results of the problem for GPU model `model` whose config passes its
+  /// manifest's checks for the problem on this device: the result that GPU model serves from that source.
+  std::optional<Servable> first_servable(ResultSource& source, const DeviceInfo& model,
+                                         const KernelProblem& problem) const;
   std::optional<Selection> exact(const KernelProblem& problem) const;
   /// The problem's result on another GPU model of this architecture and SM count (an H100's for an H200),
   /// scaled to this device by the model, where it beats this GPU model's own result `own` by

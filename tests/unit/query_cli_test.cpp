@@ -31,6 +31,30 @@ class QueryCli : public ::testing::Test {
   TempFolder folder_;
 };
 
+TEST_F(QueryCli, CandidatesListTheModelsRankingFastestFirst) {
+  // Nobody tuned it: the model's choice is its best-ranked candidate.
+  json answer = query_json("--shape 1500x1500x1500 --device-name h200 --no-vendor --candidates 6");
+  ASSERT_EQ(answer["candidates"].size(), 6u) << answer.dump(2);
+  EXPECT_EQ(answer["candidates"][0]["template"], answer["template"]);
+  EXPECT_EQ(answer["candidates"][0]["config"], answer["config"]);
+  EXPECT_DOUBLE_EQ(answer["candidates"][0]["predicted_ms"].get<double>(), answer["time_ms"].get<double>());
+  double previous = 0;
+  for (const json& c : answer["candidates"]) {
+    const double pessimistic = c["predicted_ms"].get<double>() * c["error"].get<double>();
+    EXPECT_GE(pessimistic, previous * (1 - 1e-12)) << c.dump();
+    EXPECT_GE(c["error"].get<double>(), 1.0);
+    previous = pessimistic;
+  }
+  // A tuned problem is still ranked as if nobody had tuned it; without the option nothing is listed.
+  answer = query_json("--shape 4096x4096x4096 --device-name h200 --candidates 2");
+  EXPECT_EQ(answer["level"], "exact");
+  EXPECT_EQ(answer["candidates"].size(), 2u);
+  EXPECT_FALSE(query_json("--shape 4096x4096x4096 --device-name h200").contains("candidates"));
+  const CommandResult text = gemmforge("query --shape 1500x1500x1500 --device-name h200 --candidates 3");
+  EXPECT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("best of"), std::string::npos) << text.output;
+}
+
 TEST_F(QueryCli, DeviceNameAnswersFromTheShippedResultsWithoutAGpu) {
   json answer = query_json("--shape 4096x4096x4096 --device-name 'NVIDIA H200'");
   EXPECT_EQ(answer["level"], "exact");

@@ -216,6 +216,19 @@ TEST_F(RuntimeSelector, AnotherGpuModelsFarFasterResultOfTheProblemServesOverThe
   EXPECT_LT(*far.time_ms * runtime::kElsewhereFactor, 0.10);
   EXPECT_NE(far.basis.find("NVIDIA H200"), std::string::npos) << far.basis;
   EXPECT_NE(far.basis.find("own result"), std::string::npos) << far.basis;
+  EXPECT_EQ(far.source, "test database");
+
+  // The other model's result held by a second source: the source line names both.
+  SharedDatabase second{db::Database::open(":memory:")};
+  TunedSource elsewhere{second, "second database"};
+  second.with([&](db::Database& d) {
+    record(d, d.upsert_device(h200), problem(2048, 1024, 1024), big(), 0.05, 0.2);
+  });
+  database_.with([&](db::Database& d) { record(d, h100_, problem(2048, 1024, 1024), mid(), 0.2, 0.2); });
+  const Selection across = select(h100_card_, problem(2048, 1024, 1024), {&elsewhere}, false);
+  EXPECT_EQ(across.level, PlanLevel::kModel) << across.basis;
+  EXPECT_EQ(across.choice->config, big());
+  EXPECT_EQ(across.source, "second database (this GPU model's own result: test database)");
 
   const Selection near = select(h100_card_, problem(4096, 4096, 4096), {}, false);
   EXPECT_EQ(near.level, PlanLevel::kExact) << near.basis;

@@ -2,8 +2,12 @@
 // model's choice or cuBLAS), with the measured or predicted times behind it. Needs no GPU with --device-name.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "gemmforge/error.hpp"
@@ -26,13 +30,15 @@ struct QueryOptions {
   std::string db;
   bool no_vendor = false;
   bool json = false;
+  size_t candidates = 0;
 };
 
 nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtime::ModelDevice& device) {
+nlohmann::json plan_json(const PlanInfo& plan, const KernelProblem& problem,
+                         const runtime::ModelDevice& device) {
   nlohmann::json out = {
       {"problem",
        {{"dtype", to_string(problem.dtype)},
@@ -66,7 +72,7 @@ void print_json(const PlanInfo& plan, const KernelProblem& problem, const runtim
         {"blocks", plan.blocks},
         {"threads", plan.threads},
         {"smem_bytes", plan.smem_bytes}}}};
-  fmt::print("{}\n", out.dump(2));
+  return out;
 }
 
 void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
@@ -106,6 +112,45 @@ void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
              plan.threads, plan.smem_bytes);
 }
 
+// The performance model's `count` best-ranked candidates for the problem: what it would choose from had the
+// problem no tuned result, and how close the runners-up come.
+std::vector<model::Candidate> ranked_candidates(const runtime::Selector& selector,
+                                                const KernelProblem& problem, size_t count, size_t* total) {
+  const std::shared_ptr<const runtime::ServingModel> serving = selector.model();
+  std::vector<model::Candidate> ranked = serving->portfolio.rank(serving->kernels, problem);
+  *total = ranked.size();
+  if (ranked.size() > count) ranked.resize(count);
+  return ranked;
+}
+
+nlohmann::json candidates_json(const std::vector<model::Candidate>& ranked) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const model::Candidate& c : ranked) {
+    out.push_back({{"template", c.kernel_template->manifest.name()},
+                   {"config", c.config.key()},
+                   {"predicted_ms", c.prediction.time_ms},
+                   {"error", std::exp(c.prediction.log_error)},
+                   {"basis", model::to_string(c.prediction.basis)},
+                   {"measured_on", c.prediction.measured_on},
+                   {"origin", c.origin}});
+  }
+  return out;
+}
+
+void print_candidates(const std::vector<model::Candidate>& ranked, size_t total) {
+  fmt::print(
+      "  ranked    the performance model's {} best of {} candidates, by their time one typical error "
+      "above the prediction\n",
+      ranked.size(), total);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const model::Candidate& c = ranked[i];
+    fmt::print("  {:>4}  {:.4f} ms ({}{}, within {:.2f}x)  {} {}\n", i + 1, c.prediction.time_ms,
+               model::to_string(c.prediction.basis),
+               c.prediction.measured_on.empty() ? "" : ": " + c.prediction.measured_on,
+               std::exp(c.prediction.log_error), c.kernel_template->manifest.name(), c.config.key());
+  }
+}
+
 int run_query(const QueryOptions& o) {
   if (!o.device.empty() && !o.device_name.empty()) {
     throw InvalidArgumentError("give --device (a GPU of this machine) or --device-name (a model), not both");
@@ -137,10 +182,17 @@ int run_query(const QueryOptions& o) {
   options.vendor = !o.no_vendor;
   const runtime::Selector selector(TemplateLibrary::instance(), device.info, sources, options);
   const PlanInfo plan = runtime::describe(selector.select(problem), problem, device.info);
+  size_t total = 0;
+  const std::vector<model::Candidate> ranked =
+      o.candidates > 0 ? ranked_candidates(selector, problem, o.candidates, &total)
+                       : std::vector<model::Candidate>{};
   if (o.json) {
-    print_json(plan, problem, device);
+    nlohmann::json out = plan_json(plan, problem, device);
+    if (o.candidates > 0) out["candidates"] = candidates_json(ranked);
+    fmt::print("{}\n", out.dump(2));
   } else {
     print_text(plan, device);
+    if (o.candidates > 0) print_candidates(ranked, total);
   }
   return 0;
 }
@@ -162,6 +214,9 @@ Command register_query(CLI::App& app) {
       "--db", o->db,
       "Tuning database or JSON export (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
   cmd->add_flag("--no-vendor", o->no_vendor, "Answer as a runtime that never serves cuBLAS");
+  cmd->add_option("--candidates", o->candidates,
+                  "Also list the performance model's N best-ranked candidates for the problem, as if nobody "
+                  "had tuned it");
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_query(*o); }};
 }
