@@ -498,10 +498,14 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   }
   g.workspace_bytes = g.partial_bytes;
   // Operands written into the workspace for TMA follow the partial tiles, each on a 256-byte boundary, in
-  // rows of whole 16-byte vectors.
+  // rows of whole kWorkspaceRowBytes.
   const auto next_offset = [&] { return (g.workspace_bytes + 255) / 256 * 256; };
+  const auto row_units = [](int64_t units, int64_t unit_bytes) {
+    const int64_t per_row = kWorkspaceRowBytes / unit_bytes;
+    return (std::max<int64_t>(units, 1) + per_row - 1) / per_row * per_row;
+  };
   if (g.splits_operands()) {
-    g.parts_ld = (std::max<int64_t>(problem.k, 1) + 3) / 4 * 4;
+    g.parts_ld = row_units(problem.k, 4);
     g.parts_offset = next_offset();
     g.parts_b = 2 * problem.m * g.parts_ld;
     g.workspace_bytes = g.parts_offset + 2 * (problem.m + problem.n) * g.parts_ld * 4;
@@ -515,10 +519,9 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
         origin_));
   }
   const int64_t bytes = dtype_facts(problem.dtype).bytes;
-  const int64_t per_vector = 16 / bytes;
   const auto copy = [&](bool wanted, int64_t rows, int64_t cols, int64_t& ld, int64_t& offset) {
     if (!wanted) return;
-    ld = (std::max<int64_t>(cols, 1) + per_vector - 1) / per_vector * per_vector;
+    ld = row_units(cols, bytes);
     offset = next_offset();
     g.workspace_bytes = offset + rows * ld * bytes;
     g.copy_bytes += rows * ld * bytes;

@@ -219,6 +219,7 @@ TEST(TmaTemplate, StreamKSumsThroughTheWorkspaceAndWalksWholeTilesPersistently) 
   EXPECT_LE(g.stream_blocks, wave);
   // B's rows (4105 elements) are odd: its aligned copy follows the partial tiles.
   EXPECT_GE(g.copy_offset_b, g.partial_bytes);
+  EXPECT_EQ(g.copy_ld_b, 4160);  // rows of 128-byte multiples, which TMA reads at full speed
   EXPECT_EQ(g.workspace_bytes, g.copy_offset_b + 4104 * g.copy_ld_b * 2);
   // One block per whole tile, then the stream blocks.
   Config single = through;
@@ -280,7 +281,7 @@ TEST(TmaTemplate, StoringCByTmaTakesABoxOf128BytesBy64RowsOfAnAlignedC) {
 }
 
 // FP32: the operands are split into TF32 parts first, K-major in the workspace after nothing else (the K
-// split is serial), rows of K rounded up to 16 bytes; each stage holds both parts of A and B, so K slices
+// split is serial), rows of K rounded up to 128 bytes; each stage holds both parts of A and B, so K slices
 // and stream-K share out the problem's K, and a stage takes twice the shared memory of a TF32 one.
 TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
@@ -296,10 +297,10 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   EXPECT_EQ(g.k_products, 3);
   const int64_t stages = fp32.at("STAGES"), rows = 64 * fp32.at("WGM") + fp32.at("WN") * fp32.at("WGN");
   EXPECT_GE(g.smem_bytes, stages * 2 * rows * 128);  // big and small tiles of A and B, 128 bytes of K a row
-  EXPECT_EQ(g.parts_ld, 1004);
+  EXPECT_EQ(g.parts_ld, 1024);  // K rounded up to 128 bytes
   EXPECT_EQ(g.parts_offset, 0);
-  EXPECT_EQ(g.parts_b, 2 * 1000 * 1004);  // B's parts after A's big and small rows
-  EXPECT_EQ(g.workspace_bytes, 2 * (1000 + 3000) * 1004 * 4);
+  EXPECT_EQ(g.parts_b, 2 * 1000 * 1024);  // B's parts after A's big and small rows
+  EXPECT_EQ(g.workspace_bytes, 2 * (1000 + 3000) * 1024 * 4);
   EXPECT_EQ(g.tma_box_a, (std::array<int64_t, 2>{32, 128}));  // K-major parts whatever the layout
   EXPECT_EQ(g.tma_box_b, (std::array<int64_t, 2>{32, 128}));
   Config split = fp32;
@@ -314,7 +315,7 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   const LaunchGeometry p = manifest.geometry(split, tn, device);
   const int64_t partials = 3 * p.tiles * 128 * 128 * 4;
   EXPECT_EQ(p.parts_offset, (partials + 255) / 256 * 256);
-  EXPECT_EQ(p.workspace_bytes, p.parts_offset + 2 * (1000 + 3000) * 1004 * 4);
+  EXPECT_EQ(p.workspace_bytes, p.parts_offset + 2 * (1000 + 3000) * 1024 * 4);
   // The split parts' maps: A's 2 m rows and B's 2 n rows of the workspace, rows parts_ld apart.
   const float* parts = reinterpret_cast<const float*>(uintptr_t{1} << 20);
   const rtc::TensorMapKey a = rtc::parts_a_key(tn, parts, g);
@@ -322,8 +323,8 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   EXPECT_EQ(a.base, parts);
   EXPECT_EQ(a.inner, 1001);
   EXPECT_EQ(a.rows, 2000);
-  EXPECT_EQ(a.ld, 1004);
-  EXPECT_EQ(b.base, parts + 2000 * 1004);
+  EXPECT_EQ(a.ld, 1024);
+  EXPECT_EQ(b.base, parts + 2000 * 1024);
   EXPECT_EQ(b.rows, 6000);
   // Without FOLD the tensor cores' accumulation would round toward zero over all of K; 16-bit types never
   // fold. A 128 x 256 tile's accumulators and sums would not fit a consumer's registers.
@@ -342,7 +343,7 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
 }
 
 // REALIGN copies the operands TMA cannot address in place into the workspace, as they lie but with rows
-// rounded up to 16 bytes, after any partial tiles; the maps then point at the copies.
+// rounded up to 128 bytes, after any partial tiles; the maps then point at the copies.
 TEST(TmaTemplate, RealignGeometryCopiesOnlyTheUnalignedOperandsIntoTheWorkspace) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   const Manifest& manifest = tma().manifest;
@@ -394,16 +395,16 @@ TEST(TmaTemplate, RealignGeometryCopiesOnlyTheUnalignedOperandsIntoTheWorkspace)
   EXPECT_EQ(b.inner, 1023);
   EXPECT_EQ(b.ld, 1024);
 
-  // TF32: four-byte elements, rows rounded up to four.
+  // TF32: four-byte elements, rows rounded up to 128 bytes.
   Config tf32 = manifest.seeds().front();
   tf32.set("REALIGN", 1);
   const KernelProblem odd = typed_problem(1001, 1003, 1005, "nt", "tf32");
   ASSERT_TRUE(manifest.violations(tf32, &device, &odd).empty());
   const LaunchGeometry f = manifest.geometry(tf32, odd, device);
-  EXPECT_EQ(f.copy_ld_a, 1008);
-  EXPECT_EQ(f.copy_ld_b, 1008);
-  EXPECT_EQ(f.copy_offset_b, (1001 * 1008 * 4 + 255) / 256 * 256);
-  EXPECT_EQ(f.copy_bytes, (1001 + 1003) * 1008 * 4);
+  EXPECT_EQ(f.copy_ld_a, 1024);
+  EXPECT_EQ(f.copy_ld_b, 1024);
+  EXPECT_EQ(f.copy_offset_b, (1001 * 1024 * 4 + 255) / 256 * 256);
+  EXPECT_EQ(f.copy_bytes, (1001 + 1003) * 1024 * 4);
 }
 
 TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
