@@ -124,11 +124,28 @@ __device__ __forceinline__ void write_vector(typename OutputAccess<Out>::Storage
   }
 }
 
+// Puts accumulator tiles first .. first + count - 1 (8 columns each) of a warp's m16n8 fragments into its
+// buffer as 16 rows by 8 count columns: lane 4 g + t holds columns 8 j + 2 t and 8 j + 2 t + 1 of rows g
+// (acc[j][0..1]) and g + 8 (acc[j][2..3]).
+template <int kTilesN>
+__device__ __forceinline__ void stage_fragments(const float (&acc)[kTilesN][4], int first, int count,
+                                                float* buffer) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+#pragma unroll
+  for (int j = 0; j < count; ++j) {
+    const float(&tile)[4] = acc[first + j];
+    *reinterpret_cast<float2*>(buffer + g * kStagedPitch + 8 * j + 2 * t) = make_float2(tile[0], tile[1]);
+    *reinterpret_cast<float2*>(buffer + (g + 8) * kStagedPitch + 8 * j + 2 * t) =
+        make_float2(tile[2], tile[3]);
+  }
+}
+
 // Stores a warp's share of a wgmma accumulator, rows row0 .. row0 + 15 and columns col0 .. col0 + 8 kTilesN
 // - 1 of C (m x n, rows ldc apart), through `buffer` (kStagedWarpFloats, 16-byte aligned, this warp's own).
-// The accumulator is in the m16n8 fragment layout: lane 4 g + t holds columns 8 j + 2 t and 8 j + 2 t + 1 of
-// rows g (acc[j][0..1]) and g + 8 (acc[j][2..3]). kVec: elements per access of C, which C's alignment
-// allows.
+// The accumulator is in the m16n8 fragment layout (stage_fragments). kVec: elements per access of C, which
+// C's alignment allows.
 template <typename Out, int kVec, int kTilesN>
 __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage* C, long long ldc, int row0,
                                              int col0, int m, int n, const EpilogueMode& mode,
@@ -139,20 +156,12 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
   constexpr int kLanesPerRow = kStagedCols / kVec;
   constexpr int kRowsPerStep = 32 / kLanesPerRow;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
   const int lane_row = lane / kLanesPerRow;
   const int lane_col = lane % kLanesPerRow * kVec;
 #pragma unroll
   for (int pass = 0; pass < kTilesN / kTilesPerPass; ++pass) {
     __syncwarp();  // the lanes are done reading the previous pass
-#pragma unroll
-    for (int j = 0; j < kTilesPerPass; ++j) {
-      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
-      *reinterpret_cast<float2*>(buffer + g * kStagedPitch + 8 * j + 2 * t) = make_float2(tile[0], tile[1]);
-      *reinterpret_cast<float2*>(buffer + (g + 8) * kStagedPitch + 8 * j + 2 * t) =
-          make_float2(tile[2], tile[3]);
-    }
+    stage_fragments(acc, pass * kTilesPerPass, kTilesPerPass, buffer);
     __syncwarp();
     const int col = col0 + pass * kStagedCols + lane_col;
 #pragma unroll 4
@@ -191,21 +200,14 @@ __device__ __forceinline__ void store_staged_realigned(typename OutputAccess<Out
   static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 32");
   static_assert(kStagedPitch - kStagedCols >= 8 && kChunk <= 8, "spare columns for the next pass's first 8");
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
   const int lane_row = lane / kLanesPerRow;
   const int lane_vector = lane % kLanesPerRow;
   const int width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
     __syncwarp();  // the lanes are done reading the previous pass
-#pragma unroll
-    for (int j = 0; j < kTilesPerPass + (pass + 1 < kPasses ? 1 : 0); ++j) {
-      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
-      *reinterpret_cast<float2*>(buffer + g * kStagedPitch + 8 * j + 2 * t) = make_float2(tile[0], tile[1]);
-      *reinterpret_cast<float2*>(buffer + (g + 8) * kStagedPitch + 8 * j + 2 * t) =
-          make_float2(tile[2], tile[3]);
-    }
+    // The pass's tiles and the next pass's first, in the spare columns.
+    stage_fragments(acc, pass * kTilesPerPass, kTilesPerPass + (pass + 1 < kPasses ? 1 : 0), buffer);
     __syncwarp();
 #pragma unroll kUnrolledSteps
     for (int step = 0; step < kSteps; ++step) {
