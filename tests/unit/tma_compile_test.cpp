@@ -297,7 +297,7 @@ TEST(TmaTemplate, Fp32GeometrySplitsTheOperandsIntoPartsEveryStageHolds) {
   EXPECT_EQ(g.k_products, 3);
   const int64_t stages = fp32.at("STAGES"), rows = 64 * fp32.at("WGM") + fp32.at("WN") * fp32.at("WGN");
   EXPECT_GE(g.smem_bytes, stages * 2 * rows * 128);  // big and small tiles of A and B, 128 bytes of K a row
-  EXPECT_EQ(g.parts_ld, 1024);  // K rounded up to 128 bytes
+  EXPECT_EQ(g.parts_ld, 1024);                       // K rounded up to 128 bytes
   EXPECT_EQ(g.parts_offset, 0);
   EXPECT_EQ(g.parts_b, 2 * 1000 * 1024);  // B's parts after A's big and small rows
   EXPECT_EQ(g.workspace_bytes, 2 * (1000 + 3000) * 1024 * 4);
