@@ -1,8 +1,8 @@
 // `gemmforge query`: what gemmforge serves for a problem on a GPU (an exact tuned result, the performance
-// model's choice or cuBLAS), with the measured or predicted times behind it. Needs no GPU with --device-name.
+// model's choice or cuBLAS), with the measured or predicted times behind it, and on request the model's
+// best-ranked candidates for the problem. Needs no GPU with --device-name.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -188,7 +188,10 @@ int run_query(const QueryOptions& o) {
                        : std::vector<model::Candidate>{};
   if (o.json) {
     nlohmann::json out = plan_json(plan, problem, device);
-    if (o.candidates > 0) out["candidates"] = candidates_json(ranked);
+    if (o.candidates > 0) {
+      out["candidates"] = candidates_json(ranked);
+      out["candidates_ranked"] = total;
+    }
     fmt::print("{}\n", out.dump(2));
   } else {
     print_text(plan, device);
