@@ -5,6 +5,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/build.sh"
+# cuobjdump for the compile tests' SASS checks, where the CUDA toolkit lacks it.
+sass_tools=$("$here/scripts/install-sass-tools.sh")
+[ -n "$sass_tools" ] && export PATH="$sass_tools:$PATH"
 cd "$here/build"
 status=0
 ctest --output-on-failure -j "$(nproc)" "$@" || status=$?

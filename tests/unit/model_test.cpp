@@ -255,7 +255,7 @@ TEST(CandidateTable, OperandsFilledThroughRegistersCostMoreThanCopyingThemForTma
   const Footprint f = reader.read(filled);
   EXPECT_EQ(c.thread_filled_bytes_per_k, 0);
   EXPECT_EQ(f.thread_filled_bytes_per_k, 256 * 2);
-  EXPECT_EQ(c.operand_pass_bytes, 2 * 4104 * 4112 * 2);  // B read and written, rows of 4112
+  EXPECT_EQ(c.operand_pass_bytes, 2 * 4104 * 4160 * 2);  // B read and written, rows of 4160 (128 bytes)
   EXPECT_EQ(f.operand_pass_bytes, 0);
   const Estimate by_copy = estimate(kH100, p, c, c.est_regs);
   const Estimate by_threads = estimate(kH100, p, f, f.est_regs);
