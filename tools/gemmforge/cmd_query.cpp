@@ -3,6 +3,7 @@
 // best-ranked candidates for the problem. Needs no GPU with --device-name.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -112,20 +113,12 @@ void print_text(const PlanInfo& plan, const runtime::ModelDevice& device) {
              plan.threads, plan.smem_bytes);
 }
 
-// The performance model's `count` best-ranked candidates for the problem: what it would choose from had the
-// problem no tuned result, and how close the runners-up come.
-std::vector<model::Candidate> ranked_candidates(const runtime::Selector& selector,
-                                                const KernelProblem& problem, size_t count, size_t* total) {
-  const std::shared_ptr<const runtime::ServingModel> serving = selector.model();
-  std::vector<model::Candidate> ranked = serving->portfolio.rank(serving->kernels, problem);
-  *total = ranked.size();
-  if (ranked.size() > count) ranked.resize(count);
-  return ranked;
-}
-
-nlohmann::json candidates_json(const std::vector<model::Candidate>& ranked) {
+// The first `count` of the performance model's ranking of the problem's candidates: what it would choose
+// from had the problem no tuned result, and how close the runners-up come.
+nlohmann::json candidates_json(const std::vector<model::Candidate>& ranked, size_t count) {
   nlohmann::json out = nlohmann::json::array();
-  for (const model::Candidate& c : ranked) {
+  for (size_t i = 0; i < ranked.size() && i < count; ++i) {
+    const model::Candidate& c = ranked[i];
     out.push_back({{"template", c.kernel_template->manifest.name()},
                    {"config", c.config.key()},
                    {"predicted_ms", c.prediction.time_ms},
@@ -137,12 +130,12 @@ nlohmann::json candidates_json(const std::vector<model::Candidate>& ranked) {
   return out;
 }
 
-void print_candidates(const std::vector<model::Candidate>& ranked, size_t total) {
+void print_candidates(const std::vector<model::Candidate>& ranked, size_t count) {
   fmt::print(
       "  ranked    the performance model's {} best of {} candidates, by their time one typical error "
       "above the prediction\n",
-      ranked.size(), total);
-  for (size_t i = 0; i < ranked.size(); ++i) {
+      std::min(count, ranked.size()), ranked.size());
+  for (size_t i = 0; i < ranked.size() && i < count; ++i) {
     const model::Candidate& c = ranked[i];
     fmt::print("  {:>4}  {:.4f} ms ({}{}, within {:.2f}x)  {} {}\n", i + 1, c.prediction.time_ms,
                model::to_string(c.prediction.basis),
@@ -182,20 +175,22 @@ int run_query(const QueryOptions& o) {
   options.vendor = !o.no_vendor;
   const runtime::Selector selector(TemplateLibrary::instance(), device.info, sources, options);
   const PlanInfo plan = runtime::describe(selector.select(problem), problem, device.info);
-  size_t total = 0;
-  const std::vector<model::Candidate> ranked =
-      o.candidates > 0 ? ranked_candidates(selector, problem, o.candidates, &total)
-                       : std::vector<model::Candidate>{};
+  // The selector's model ranks the candidates as it would for a problem nobody tuned.
+  std::vector<model::Candidate> ranked;
+  if (o.candidates > 0) {
+    const std::shared_ptr<const runtime::ServingModel> serving = selector.model();
+    ranked = serving->portfolio.rank(serving->kernels, problem);
+  }
   if (o.json) {
     nlohmann::json out = plan_json(plan, problem, device);
     if (o.candidates > 0) {
-      out["candidates"] = candidates_json(ranked);
-      out["candidates_ranked"] = total;
+      out["candidates"] = candidates_json(ranked, o.candidates);
+      out["candidates_ranked"] = ranked.size();
     }
     fmt::print("{}\n", out.dump(2));
   } else {
     print_text(plan, device);
-    if (o.candidates > 0) print_candidates(ranked, total);
+    if (o.candidates > 0) print_candidates(ranked, o.candidates);
   }
   return 0;
 }
