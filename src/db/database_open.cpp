@@ -10,11 +10,13 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -63,6 +65,32 @@ uint32_t big_endian(const std::array<unsigned char, 100>& bytes, size_t at) {
          uint32_t{bytes[at + 3]};
 }
 
+// Reads the first bytes of a file of `size` bytes into `bytes`; returns how many, or nothing where the file
+// cannot be read. Through SQLite's own file layer, not a stream: closing any descriptor of a file drops
+// every POSIX lock the process holds on it, and SQLite keeps its descriptors of a file open while this
+// process's connections hold locks on it. A plain read of a database this process has open already would
+// drop its connections' locks, and another process closing its connection would then delete the WAL they
+// still write.
+std::optional<size_t> read_start(const std::string& path, std::array<unsigned char, 100>& bytes,
+                                 uintmax_t size) {
+  sqlite3* connection = nullptr;
+  // Opening reads nothing yet, so a file that is no database opens as well.
+  const int opened = sqlite3_open_v2(path.c_str(), &connection, SQLITE_OPEN_READONLY, nullptr);
+  const std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(connection, sqlite3_close);
+  sqlite3_file* file = nullptr;
+  if (opened != SQLITE_OK ||
+      sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+      file == nullptr || file->pMethods == nullptr) {
+    return std::nullopt;
+  }
+  const auto want = static_cast<int>(std::min<uintmax_t>(size, bytes.size()));
+  const int read = file->pMethods->xRead(file, bytes.data(), want, 0);
+  // A short read (the file shrank since its size was taken) fills the rest with zeros, which the checks
+  // below reject.
+  if (read != SQLITE_OK && read != SQLITE_IOERR_SHORT_READ) return std::nullopt;
+  return static_cast<size_t>(want);
+}
+
 // Rejects what is certainly no database before SQLite sees it, so that the message says what the file
 // is; an empty file is a new database.
 FileHeader read_header(const std::string& path) {
@@ -74,25 +102,23 @@ FileHeader read_header(const std::string& path) {
   }
   if (header.size == 0) return header;
   std::array<unsigned char, 100> bytes{};
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(bytes.data()), bytes.size());
-  const auto got = static_cast<size_t>(in.gcount());
-  if (!in && got == 0) {
+  const std::optional<size_t> got = read_start(path, bytes, header.size);
+  if (!got) {
     throw DatabaseError(
         fmt::format("cannot read the tuning database {}: permission denied or I/O error; "
                     "check its permissions",
                     path));
   }
   static constexpr char kMagic[] = "SQLite format 3";  // and its terminating zero: 16 bytes
-  if (got < 16 || !std::equal(kMagic, kMagic + 16, bytes.begin())) {
+  if (*got < 16 || !std::equal(kMagic, kMagic + 16, bytes.begin())) {
     size_t first = 0;
-    while (first < got && std::isspace(bytes[first])) ++first;
-    const bool json = first < got && (bytes[first] == '{' || bytes[first] == '[');
+    while (first < *got && std::isspace(bytes[first])) ++first;
+    const bool json = first < *got && (bytes[first] == '{' || bytes[first] == '[');
     throw DatabaseError(fmt::format(
         "{} is not a gemmforge database (not an SQLite file{}); {}", path,
         json ? ": it holds JSON, perhaps an export, which `gemmforge import` reads" : "", kMoveAway));
   }
-  if (got < bytes.size()) {
+  if (*got < bytes.size()) {
     throw DatabaseError(fmt::format(
         "{} is a truncated database ({} bytes, less than its own header); restore it from a backup or move "
         "it away (gemmforge then starts a new one)",
