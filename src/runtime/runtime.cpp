@@ -13,6 +13,8 @@
 #include "rtc/compiler.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "runtime/miss_log.hpp"
+#include "runtime/model_starts.hpp"
+#include "runtime/serving_model.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime/tune_process.hpp"
 
@@ -276,8 +278,11 @@ std::unique_ptr<FirstUseTuner> Runtime::make_first_use_tuner(const RuntimeOption
   command.compile_threads = background_tune_threads();
 
   FirstUseTunerOptions tuner;
-  tuner.launch = [command](const KernelProblem& problem) {
-    return start_tune_process(tune_arguments(command, problem));
+  // The tune measures first what this runtime's model ranks best, the plan serving meanwhile among them, so
+  // it ends no slower than that; the tune process need not fit the model again.
+  tuner.launch = [command, this](const KernelProblem& problem) {
+    return start_tune_process(
+        tune_arguments(command, problem, model_ranking(*selector_.model(), problem, kModelStarts)));
   };
   tuner.still_needed = [this](const KernelProblem& problem) {
     return !rests_on_tuning(selector_.select(problem), problem);

@@ -122,30 +122,37 @@ FirstUseSettings first_use_settings(const RuntimeOptions& options) {
   return settings;
 }
 
-std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem) {
-  return {command.executable,
-          "tune",
-          "--db",
-          command.database,
-          "--device",
-          command.device_uuid,
-          "--shape",
-          problem.shape(),
-          "--dtype",
-          problem.type_name(),
-          "--layout",
-          problem.layout(),
-          "--order",
-          "row",  // the canonical problem is row-major: no operand is swapped
-          "--align",
-          fmt::format("{},{},{}", problem.align_a, problem.align_b, problem.align_c),
-          "--max-evals",
-          std::to_string(command.evaluations),
-          "--threads",
-          std::to_string(command.compile_threads),
-          "--rank",
-          "none",  // an application launched by srun or mpirun tunes its own problem, whatever its rank
-          "--quiet"};
+std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem,
+                                        const std::vector<Config>& first) {
+  std::vector<std::string> arguments = {
+      command.executable,
+      "tune",
+      "--db",
+      command.database,
+      "--device",
+      command.device_uuid,
+      "--shape",
+      problem.shape(),
+      "--dtype",
+      problem.type_name(),
+      "--layout",
+      problem.layout(),
+      "--order",
+      "row",  // the canonical problem is row-major: no operand is swapped
+      "--align",
+      fmt::format("{},{},{}", problem.align_a, problem.align_b, problem.align_c),
+      "--max-evals",
+      std::to_string(command.evaluations),
+      "--threads",
+      std::to_string(command.compile_threads),
+      "--rank",
+      "none",  // an application launched by srun or mpirun tunes its own problem, whatever its rank
+      "--quiet"};
+  for (const Config& config : first) {
+    arguments.push_back("--first");
+    arguments.push_back(config.template_name() + ":" + config.key());
+  }
+  return arguments;
 }
 
 std::string find_cli_executable() {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/problem.hpp"
 #include "gemmforge/gemmforge.hpp"
 #include "runtime/first_use_tuner.hpp"
@@ -35,8 +36,10 @@ struct TuneCommand {
 
 /// The command line (executable first) of `gemmforge tune` that tunes exactly `problem`: its shape, element
 /// types and layout as the row-major problem it is, and each operand's alignment (which the tuner reproduces
-/// with leading dimensions of its own).
-std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem);
+/// with leading dimensions of its own). The search measures `first` first (--first), in their order, and
+/// fits no model of its own for where to start.
+std::vector<std::string> tune_arguments(const TuneCommand& command, const KernelProblem& problem,
+                                        const std::vector<Config>& first = {});
 
 /// $GEMMFORGE_CLI if set, else gemmforge beside this executable, else the one in the build tree this
 /// library was built in, else the installed one. Throws NotFoundError listing the places looked at.

@@ -6,11 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
 #include "core/space.hpp"
@@ -105,6 +107,16 @@ class Strategy {
 
 /// "exhaustive", "random" or "guided" (the default); throws InvalidArgumentError for other names.
 std::unique_ptr<Strategy> make_strategy(const std::string& name, uint64_t seed);
+
+/// Configs a problem's search measures before its strategy's own picks: what served the problem before it
+/// was tuned, so that the search ends no slower than that.
+using FirstCandidates =
+    std::function<std::vector<Config>(const DeviceInfo& device, const KernelProblem& problem)>;
+
+/// `then`, but each search first measures the candidates `first` names for its problem on its device, in
+/// batches of their own and in the order given. Configs outside the space, and those the history holds
+/// already, are passed over; a `first` that throws names none (a warning says why).
+std::unique_ptr<Strategy> measure_first(FirstCandidates first, std::unique_ptr<Strategy> then);
 
 /// Says when a search has done enough.
 class StopCondition {

@@ -664,7 +664,11 @@ TuneReport tune(db::Database& database, const TuneOptions& options) {
     }
     return space;
   };
-  search.strategy = [&] { return make_strategy(options.strategy, options.seed); };
+  search.strategy = [&] {
+    std::unique_ptr<Strategy> strategy = make_strategy(options.strategy, options.seed);
+    if (options.first_candidates) strategy = measure_first(options.first_candidates, std::move(strategy));
+    return strategy;
+  };
   search.stop = [&](const SearchSpace& space) { return make_stop(options, space.size()); };
   search.batch = options.batch > 0 ? options.batch : std::clamp<size_t>(threads, 4, 16);
   search.compile_ahead_problems = options.compile_ahead_problems;

@@ -63,6 +63,9 @@ struct TuneOptions {
   /// Batches' worth of the strategy's guesses at what a search asks for next, compiled while its batch is
   /// measured; -1: two where a GPU searches one problem at a time, else none.
   int guessed_batches = -1;
+  /// Configs each problem's search measures before its strategy's picks (measure_first), such as the
+  /// serving model's best-ranked ones; none when empty.
+  FirstCandidates first_candidates;
   /// Instead of GPUs: one GPU replayed from these recorded tables (its device is the first table's); no
   /// worker, no compiler. Trials are recorded as a GPU's would be. For testing the tuning path, sharding
   /// and merging without a GPU.

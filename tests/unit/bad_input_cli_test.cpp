@@ -214,6 +214,17 @@ std::vector<BadInput> cases() {
       {"TuneUnknownStrategy",
        [](CaseFolder& f) { return "tune --strategy annealing --shape 64x64x64 --db " + quoted(f.db()); },
        kInvalid, "annealing"},
+      {"TuneFirstWithoutTemplate",
+       [](CaseFolder& f) { return "tune --first BM=64,BN=64 --shape 64x64x64 --db " + quoted(f.db()); },
+       kInvalid, "--first 'BM=64,BN=64': expected TEMPLATE:CONFIG"},
+      {"TuneFirstUnknownParameter",
+       [](CaseFolder& f) {
+         return "tune --first sgemm_simt:BM=64,WARP=7 --shape 64x64x64 --db " + quoted(f.db());
+       },
+       kInvalid, "WARP"},
+      {"TuneModelStartsNegative",
+       [](CaseFolder& f) { return "tune --model-starts -1 --shape 64x64x64 --db " + quoted(f.db()); },
+       kInvalid, "--model-starts"},
 
       // Database files ---------------------------------------------------------------------------------
       {"DatabaseIsAFolder",

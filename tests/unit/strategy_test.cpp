@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "gemmforge/error.hpp"
 #include "model/analytic.hpp"
 #include "search_fixtures.hpp"
 #include "tuner/candidate_table.hpp"
@@ -135,6 +136,55 @@ TEST(Strategies, ServeOneSearchAfterAnother) {
     }
     EXPECT_EQ(first, again) << name;
   }
+}
+
+TEST(MeasureFirst, ProposesTheNamedCandidatesFirstInTheirOwnBatchesThenItsStrategysPicks) {
+  const SearchSpace space = testing::small_space();
+  const size_t last = space.size() - 1;
+  const Config outside("sgemm_simt", {{"BM", 7}});
+  std::vector<KernelProblem> asked;
+  const FirstCandidates first = [&](const DeviceInfo&, const KernelProblem& problem) {
+    asked.push_back(problem);
+    return std::vector<Config>{space.config(5), outside,         space.config(last),
+                               space.config(5), space.config(2), space.config(9)};
+  };
+  FlatEvaluator evaluator;
+  const auto strategy = measure_first(first, make_strategy("exhaustive", 0));
+  EXPECT_EQ(strategy->name(), "exhaustive");
+  const std::vector<size_t> order = drain(*strategy, space, 3);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], space.problem());
+  // Named ones first, in their order, once each, the one outside the space passed over; the second batch
+  // holds only the last of them; then the exhaustive order without them.
+  ASSERT_GE(order.size(), 6u);
+  EXPECT_EQ(std::vector<size_t>(order.begin(), order.begin() + 4), (std::vector<size_t>{5, last, 2, 9}));
+  expect_each_candidate_once(order, space);
+  const std::vector<size_t> exhaustive = drain(*make_strategy("exhaustive", 0), space, 3);
+  std::vector<size_t> rest;
+  for (size_t c : exhaustive) {
+    if (c != 5 && c != last && c != 2 && c != 9) rest.push_back(c);
+  }
+  EXPECT_EQ(std::vector<size_t>(order.begin() + 4, order.end()), rest);
+
+  // A search resumed with some of them stored measures only the others first; a new search asks again.
+  History stored;
+  Observation o;
+  o.candidate = last;
+  o.outcome = Outcome::kLaunchError;
+  stored.add(o);
+  const auto resumed = measure_first(first, make_strategy("exhaustive", 0));
+  const History history = search(space, *resumed, evaluator, *stop_after_evaluations(4), 2, stored);
+  EXPECT_EQ(candidates_of(history), (std::vector<size_t>{last, 5, 2, 9}));
+  EXPECT_EQ(asked.size(), 2u);
+}
+
+TEST(MeasureFirst, AFailingSourceOfFirstCandidatesLeavesTheStrategyAsItIs) {
+  const SearchSpace space = testing::small_space();
+  const FirstCandidates failing = [](const DeviceInfo&, const KernelProblem&) -> std::vector<Config> {
+    throw DatabaseError("cannot read the results");
+  };
+  const auto strategy = measure_first(failing, make_strategy("exhaustive", 0));
+  EXPECT_EQ(drain(*strategy, space, 5), drain(*make_strategy("exhaustive", 0), space, 5));
 }
 
 TEST(Neighbourhood, MovesOneParameterAnywhereOrTwoToAdjacentValues) {

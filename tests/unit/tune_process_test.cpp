@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/first_use_tuner.hpp"
 #include "support/polling.hpp"
@@ -123,14 +124,15 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
   ::setenv("SLURM_PROCID", "1", 1);
   ::setenv("SLURM_NTASKS", "4", 1);
   for (const KernelProblem& p : problems) {
-    std::vector<std::string> argv = tune_arguments(command, p);
+    const Config first = TemplateLibrary::instance().get("sgemm_simt").manifest.seeds().front();
+    std::vector<std::string> argv = tune_arguments(command, p, {first});
     ASSERT_FALSE(argv.empty());
     EXPECT_EQ(argv.front(), command.executable);
     const std::string line = fmt::format("{}", fmt::join(argv, " "));
     for (const std::string& expected :
          {std::string("--db ") + command.database, "--device " + command.device_uuid,
           std::string("--max-evals 24"), std::string("--threads 3"), std::string("--rank none"),
-          std::string("--quiet")}) {
+          std::string("--quiet"), "--first sgemm_simt:" + first.key()}) {
       EXPECT_NE(line.find(expected), std::string::npos) << line;
     }
     argv.push_back("--print-problems");  // the tool prints the problems it would tune and stops

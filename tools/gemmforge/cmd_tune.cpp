@@ -18,6 +18,7 @@
 #include "cuda/device.hpp"
 #include "db/database.hpp"
 #include "gemmforge/error.hpp"
+#include "runtime/model_starts.hpp"
 #include "tuner/launcher.hpp"
 #include "tuner/replay_evaluator.hpp"
 #include "tuner/search.hpp"
@@ -56,8 +57,26 @@ struct TuneCliOptions {
   size_t searches = tuner::TuneOptions().searches_per_gpu;
   int compile_ahead = tuner::TuneOptions().guessed_batches;
   size_t patience = tuner::TuneOptions().patience;
+  int model_starts = -1;           ///< -1: runtime::kModelStarts, none with --replay
+  std::vector<std::string> first;  ///< TEMPLATE:CONFIG, measured first instead of the model's starts
   bool json = false;
 };
+
+// --first's configs, in the order their templates' manifests list the parameters.
+std::vector<Config> first_configs(const std::vector<std::string>& texts) {
+  std::vector<Config> out;
+  for (const std::string& text : texts) {
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw InvalidArgumentError(
+          fmt::format("--first '{}': expected TEMPLATE:CONFIG, such as sgemm_simt:BM=128,BN=128,...", text));
+    }
+    const std::string name = text.substr(0, colon);
+    const KernelTemplate& kernel_template = TemplateLibrary::instance().get(name);
+    out.push_back(kernel_template.manifest.normalize(Config::parse_key(name, text.substr(colon + 1))));
+  }
+  return out;
+}
 
 // The exact command, for the runs table.
 std::string command_line() {
@@ -314,6 +333,7 @@ int run_tune(const TuneCliOptions& o) {
   tuner::make_strategy(o.strategy, o.seed);
   Pins pins;
   for (const std::string& pin : o.pins) add_pin(pins, pin);
+  const std::vector<Config> first = first_configs(o.first);
   std::vector<KernelProblem> problems = problems_from_shapes(o);
   const tuner::RankInfo rank = rank_of(o);
   const bool replay = !o.replay.empty();
@@ -399,6 +419,16 @@ int run_tune(const TuneCliOptions& o) {
   options.worker.device = ordinal;
   options.devices = ordinals;
   if (replay) options.replay = &tables;
+  // A replay measures only the configs its recorded tables hold, on the GPU they stand for.
+  const int model_starts = o.model_starts >= 0 ? o.model_starts
+                           : replay            ? 0
+                                               : static_cast<int>(runtime::kModelStarts);
+  if (!first.empty()) {
+    options.first_candidates = [first](const DeviceInfo&, const KernelProblem&) { return first; };
+  } else if (model_starts > 0) {
+    options.first_candidates = runtime::model_first_candidates(TemplateLibrary::instance(), database.path(),
+                                                               static_cast<size_t>(model_starts));
+  }
   const tuner::TuneReport report = tuner::tune(database, options);
   if (o.json) {
     fmt::print("{}\n", summary_json(report).dump(2));
@@ -451,6 +481,16 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--db", o->db,
                   "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
+  cmd->add_option("--model-starts", o->model_starts,
+                  fmt::format("Measure first the N configs the performance model ranks best for each problem "
+                              "(those `query --candidates` lists, fitted on the database and the shipped "
+                              "results), so a tune ends no slower than the untuned plan; 0: none (default: "
+                              "{}; none with --replay)",
+                              runtime::kModelStarts))
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--first", o->first,
+                  "Measure this config first, as TEMPLATE:CONFIG (repeatable, in order; a problem's search "
+                  "passes over those outside its space), instead of the model's starts");
   cmd->add_option("--template", o->templates, "Tune only this template (repeatable)");
   cmd->add_option("--pin", o->pins,
                   "Fix a parameter in the templates that have it, e.g. --pin BK=8 (repeatable)");

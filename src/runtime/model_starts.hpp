@@ -1,0 +1,33 @@
+// Where a tune starts: the configs the runtime would serve a problem nobody tuned.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "core/template_library.hpp"
+
+namespace gemmforge::runtime {
+
+struct ServingModel;
+
+/// How many of the serving model's best-ranked configs a tune measures first: nvMatmulHeuristics reports
+/// 96-99% of the best within 8 to 16 ranked configs, and the first is what serves the problem untuned.
+inline constexpr size_t kModelStarts = 8;
+
+/// The first `count` configs of `model`'s ranking for `problem`.
+std::vector<Config> model_ranking(const ServingModel& model, const KernelProblem& problem, size_t count);
+
+/// The serving model's first `count` configs for a problem on a device, ranked as for a problem nobody
+/// tuned (`gemmforge query --candidates`), fitted on the results in the database or export at `database`
+/// (the default database when empty) and the shipped ones. Sources are opened at the first call and the
+/// model is fitted once per GPU model, so later calls rank on what the first saw. Thread-safe. A tune that
+/// measures these first (tuner::measure_first) ends no slower than what served the problem before.
+std::function<std::vector<Config>(const DeviceInfo&, const KernelProblem&)> model_first_candidates(
+    const TemplateLibrary& library, std::string database, size_t count);
+
+}  // namespace gemmforge::runtime
