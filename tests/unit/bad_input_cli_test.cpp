@@ -221,7 +221,10 @@ std::vector<BadInput> cases() {
        [](CaseFolder& f) {
          return "tune --first sgemm_simt:BM=64,WARP=7 --shape 64x64x64 --db " + quoted(f.db());
        },
-       kInvalid, "WARP"},
+       kInvalid, "--first 'sgemm_simt:BM=64,WARP=7'"},
+      {"TuneFirstUnknownTemplate",
+       [](CaseFolder& f) { return "tune --first nosuch:BM=64 --shape 64x64x64 --db " + quoted(f.db()); },
+       kInvalid, "--first 'nosuch:BM=64': unknown template 'nosuch'"},
       {"TuneModelStartsNegative",
        [](CaseFolder& f) { return "tune --model-starts -1 --shape 64x64x64 --db " + quoted(f.db()); },
        kInvalid, "--model-starts"},

@@ -72,8 +72,12 @@ std::vector<Config> first_configs(const std::vector<std::string>& texts) {
           fmt::format("--first '{}': expected TEMPLATE:CONFIG, such as sgemm_simt:BM=128,BN=128,...", text));
     }
     const std::string name = text.substr(0, colon);
-    const KernelTemplate& kernel_template = TemplateLibrary::instance().get(name);
-    out.push_back(kernel_template.manifest.normalize(Config::parse_key(name, text.substr(colon + 1))));
+    try {
+      const KernelTemplate& kernel_template = TemplateLibrary::instance().get(name);
+      out.push_back(kernel_template.manifest.normalize(Config::parse_key(name, text.substr(colon + 1))));
+    } catch (const Error& e) {
+      throw InvalidArgumentError(fmt::format("--first '{}': {}", text, e.what()));
+    }
   }
   return out;
 }
