@@ -24,10 +24,14 @@ std::vector<Config> model_ranking(const ServingModel& model, const KernelProblem
 
 /// The serving model's first `count` configs for a problem on a device, ranked as for a problem nobody
 /// tuned (`gemmforge query --candidates`), fitted on the results in the database or export at `database`
-/// (the default database when empty) and the shipped ones. Sources are opened at the first call and the
-/// model is fitted once per GPU model, so later calls rank on what the first saw. Thread-safe. A tune that
-/// measures these first (tuner::measure_first) ends no slower than what served the problem before.
+/// (the default database when empty) and the shipped ones. The model is fitted once per GPU model, so
+/// later calls rank on what the first fit read. The models of the GPUs in `ahead` start fitting at once, on
+/// threads of their own (the database must exist then), so that a tune's first search, which waits for its
+/// workers to start anyway, finds them ready; another GPU model's is fitted at its first call. Thread-safe;
+/// a source or a fit that fails throws from the call. A tune that measures these first
+/// (tuner::measure_first) ends no slower than what served the problem before.
 std::function<std::vector<Config>(const DeviceInfo&, const KernelProblem&)> model_first_candidates(
-    const TemplateLibrary& library, std::string database, size_t count);
+    const TemplateLibrary& library, std::string database, size_t count,
+    const std::vector<DeviceInfo>& ahead = {});
 
 }  // namespace gemmforge::runtime

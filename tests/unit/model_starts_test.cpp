@@ -21,6 +21,7 @@ TEST(ModelStarts, AreTheServingModelsRankingAndLieInTheTunersSearchSpace) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   const DeviceInfo h100 = model("NVIDIA H100 80GB HBM3", "sm_90", "GPU-11111111-aaaa");
   const auto first = runtime::model_first_candidates(library, path, 6);
+  const auto fitted_ahead = runtime::model_first_candidates(library, path, 6, {h100});
   const runtime::ServingModel serving(library, h100, {&runtime::shipped_source()});
   // In no shapes file: an FP32 output of two tiles with a long K, and a BF16 layer with an odd N.
   for (const KernelProblem& p : {test_support::typed_problem(100, 200, 30000, "nt", "f32"),
@@ -28,6 +29,7 @@ TEST(ModelStarts, AreTheServingModelsRankingAndLieInTheTunersSearchSpace) {
     const std::vector<Config> configs = first(h100, p);
     const std::vector<model::Candidate> ranked = serving.portfolio.rank(serving.kernels, p);
     ASSERT_EQ(configs.size(), 6u) << p.to_string();
+    EXPECT_EQ(fitted_ahead(h100, p), configs) << p.to_string();
     const tuner::SearchSpace space = tuner::build_search_space(library, h100, p, {}, {});
     for (size_t i = 0; i < configs.size(); ++i) {
       EXPECT_EQ(configs[i], ranked[i].config) << p.to_string() << ": rank " << i;

@@ -430,8 +430,15 @@ int run_tune(const TuneCliOptions& o) {
   if (!first.empty()) {
     options.first_candidates = [first](const DeviceInfo&, const KernelProblem&) { return first; };
   } else if (model_starts > 0) {
+    // The model of each GPU fits while the workers start.
+    std::vector<DeviceInfo> gpus;
+    if (!replay) {
+      for (int gpu : ordinals.empty() ? std::vector<int>{ordinal} : ordinals) {
+        gpus.push_back(cuda::query_device(gpu));
+      }
+    }
     options.first_candidates = runtime::model_first_candidates(TemplateLibrary::instance(), database.path(),
-                                                               static_cast<size_t>(model_starts));
+                                                               static_cast<size_t>(model_starts), gpus);
   }
   const tuner::TuneReport report = tuner::tune(database, options);
   if (o.json) {
