@@ -42,6 +42,21 @@ class SearchIdentity {
   size_t history_size_ = 0;
 };
 
+/// Up to `count` of `order[from..]` in order, passing over those `history` holds or `pending` lists: the
+/// guesses of a strategy proposing from a fixed list.
+inline std::vector<size_t> untried_from(const std::vector<size_t>& order, size_t from, const History& history,
+                                        const std::vector<size_t>& pending, size_t count) {
+  std::vector<size_t> out;
+  for (size_t i = from; i < order.size() && out.size() < count; ++i) {
+    const size_t candidate = order[i];
+    if (!history.contains(candidate) &&
+        std::find(pending.begin(), pending.end(), candidate) == pending.end()) {
+      out.push_back(candidate);
+    }
+  }
+  return out;
+}
+
 /// Proposes every candidate once, in an order fixed when a search starts, passing over those the history
 /// already holds (a resumed search).
 class FixedOrderStrategy : public Strategy {
@@ -61,16 +76,8 @@ class FixedOrderStrategy : public Strategy {
 
   std::vector<size_t> upcoming(const SearchSpace& space, const History& history,
                                const std::vector<size_t>& pending, size_t count) const final {
-    std::vector<size_t> out;
-    if (!identity_.same(space)) return out;
-    for (size_t i = next_; i < order_.size() && out.size() < count; ++i) {
-      const size_t candidate = order_[i];
-      if (!history.contains(candidate) &&
-          std::find(pending.begin(), pending.end(), candidate) == pending.end()) {
-        out.push_back(candidate);
-      }
-    }
-    return out;
+    if (!identity_.same(space)) return {};
+    return untried_from(order_, next_, history, pending, count);
   }
 
  protected:

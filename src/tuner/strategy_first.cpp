@@ -32,19 +32,10 @@ class MeasureFirst : public Strategy {
 
   std::vector<size_t> upcoming(const SearchSpace& space, const History& history,
                                const std::vector<size_t>& pending, size_t count) const override {
-    std::vector<size_t> out;
-    if (!identity_.same(space)) return out;
-    for (size_t i = next_; i < first_candidates_.size() && out.size() < count; ++i) {
-      const size_t candidate = first_candidates_[i];
-      if (!history.contains(candidate) &&
-          std::find(pending.begin(), pending.end(), candidate) == pending.end()) {
-        out.push_back(candidate);
-      }
-    }
-    if (out.size() < count && next_ >= first_candidates_.size()) {
-      return then_->upcoming(space, history, pending, count);
-    }
-    return out;
+    if (!identity_.same(space)) return {};
+    // The first candidates still to come are proposed in batches of their own, so `then` comes after them.
+    if (next_ >= first_candidates_.size()) return then_->upcoming(space, history, pending, count);
+    return untried_from(first_candidates_, next_, history, pending, count);
   }
 
  private:

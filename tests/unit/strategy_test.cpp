@@ -178,6 +178,33 @@ TEST(MeasureFirst, ProposesTheNamedCandidatesFirstInTheirOwnBatchesThenItsStrate
   EXPECT_EQ(asked.size(), 2u);
 }
 
+TEST(MeasureFirst, GuessesTheFirstCandidatesLeftThenItsStrategysGuesses) {
+  const SearchSpace space = testing::small_space();
+  const FirstCandidates first = [&](const DeviceInfo&, const KernelProblem&) {
+    return std::vector<Config>{space.config(5), space.config(7), space.config(2)};
+  };
+  const auto strategy = measure_first(first, make_strategy("exhaustive", 0));
+  History history;
+  EXPECT_TRUE(strategy->upcoming(space, history, {}, 4).empty());  // no search started yet
+  const std::vector<size_t> batch = strategy->propose(space, history, 2);
+  EXPECT_EQ(batch, (std::vector<size_t>{5, 7}));
+  EXPECT_EQ(strategy->upcoming(space, history, batch, 4), (std::vector<size_t>{2}));
+  EXPECT_EQ(strategy->propose(space, history, 2), (std::vector<size_t>{2}));
+  // Then the exhaustive strategy proposes, and guesses as it would alone.
+  for (const size_t c : {5, 7, 2}) {
+    Observation o;
+    o.candidate = c;
+    o.outcome = Outcome::kLaunchError;
+    history.add(o);
+  }
+  const auto alone = make_strategy("exhaustive", 0);
+  const std::vector<size_t> next = strategy->propose(space, history, 1);
+  EXPECT_EQ(next, alone->propose(space, history, 1));
+  const std::vector<size_t> guesses = strategy->upcoming(space, history, next, 3);
+  EXPECT_EQ(guesses.size(), 3u);
+  EXPECT_EQ(guesses, alone->upcoming(space, history, next, 3));
+}
+
 TEST(MeasureFirst, AFailingSourceOfFirstCandidatesLeavesTheStrategyAsItIs) {
   const SearchSpace space = testing::small_space();
   const FirstCandidates failing = [](const DeviceInfo&, const KernelProblem&) -> std::vector<Config> {
