@@ -29,12 +29,12 @@
 // Work: without a K split, a persistent block (PERSISTENT, one per SM) walks the output tiles in raster
 // order, its producer already loading the next tile while the consumers store the last one. With stream-K
 // the blocks compute the whole tiles, one each or persistent, and then share the last tiles' K iterations
-// (segment_walk.cuh). Stream-K segments and serial split-K slices take turns by gemm_common.cuh's
-// semaphores, every thread of the block taking part in their barriers: each adds its sum into C, or with
-// SPLIT_PAR (needed for a 16-bit C) a stream-K segment adds it into its tile's slot of the FP32 workspace,
-// and the segment ending the tile's K stores the tile. Parallel split-K slices (SPLIT_PAR) leave their
-// partial tiles in the workspace for the tile's last slice to sum, the consumers meeting at a named
-// barrier of their own.
+// (segment_walk.cuh). Without SPLIT_PAR, stream-K segments and serial split-K slices take turns by
+// gemm_common.cuh's semaphores, every thread of the block taking part in their barriers, each adding its sum
+// into C. With SPLIT_PAR (needed for a 16-bit C) nothing takes turns: a stream-K segment short of its
+// tile's K end leaves its partial tile in its stream block's slot of the FP32 workspace, and the segment
+// ending the tile's K waits for them and adds them; parallel split-K slices leave theirs for the tile's
+// last slice to sum. The consumers meet at a named barrier of their own, and the producer goes on loading.
 //
 // Clusters (CLUSTER = 2, without a K split): the two blocks of a cluster compute vertically adjacent tiles,
 // which read the same B. Each block's producer loads half of every B stage and multicasts it to both
@@ -143,7 +143,8 @@ static_assert((FOLD > 0) == (PRODUCTS == 3), "FP32 sums fold the tensor cores' p
 static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
 static_assert(PRODUCERS == 1 || PRODUCERS == 2, "one or two producer warpgroups");
 static_assert(ELEM > 1 || (!B_MN && (!A_MN || RS_A)), "TF32 tiles in shared memory must be K-major");
-static_assert(WN == 64 || WN == 128 || WN == 256, "a warpgroup's tile is 64, 128 or 256 columns wide");
+static_assert(WN == 64 || WN == 128 || WN == 192 || WN == 256,
+              "a warpgroup's tile is 64, 128, 192 or 256 columns wide");
 static_assert(kBM <= 256, "a box spans at most 256 rows");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
 static_assert(PINGPONG == 0 || PINGPONG == 1, "one team of consumers, or two taking turns");
@@ -234,10 +235,17 @@ __device__ __forceinline__ bool sums_in_workspace(const GemmArgs& args) {
   return SPLIT_PAR && args.split_k > 1 && args.stream_blocks == 0;
 }
 
-// Stream-K segments sum a streamed tile in turn through its slot of the FP32 workspace (SPLIT_PAR), the
-// segment ending the tile's K storing it, rather than adding into C in turn (which a 16-bit C cannot).
+// Stream-K segments sum a streamed tile through the FP32 workspace (SPLIT_PAR), the segment ending the
+// tile's K adding the others' partial tiles and storing it, rather than adding into C in turn (which a
+// 16-bit C cannot).
 __device__ __forceinline__ bool streams_through_workspace(const GemmArgs& args) {
   return SPLIT_PAR && args.stream_blocks > 0;
+}
+
+// Segments that add into C in turn (serial split-K slices, stream-K without SPLIT_PAR): every thread of the
+// block takes part in their turns' barriers.
+__device__ __forceinline__ bool takes_turns(const GemmArgs& args) {
+  return !sums_in_workspace(args) && !streams_through_workspace(args);
 }
 
 __device__ __forceinline__ int stage_count(const gf::Segment& segment) {
@@ -390,7 +398,7 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
         }
       }
     }
-    if (!sums_in_workspace(args)) {
+    if (takes_turns(args)) {
       gf::segment_acquire(args, segment);
       gf::segment_release(args, segment);
     }
@@ -554,6 +562,37 @@ __device__ __forceinline__ void take_partials(const GemmArgs& args, long long fi
   }
 }
 
+// Stream-K through the workspace: a segment short of its tile's K end keeps the team's result in its stream
+// block's slot and counts itself on the tile's semaphore; it is the first piece of work its block is
+// handed after the whole tiles, so it never waits. The segment ending the tile's K, the last its block is
+// handed, waits until the tile's other segments have all counted, and adds their partial tiles in slot
+// order, so the result does not depend on which finished first. Neither holds up the producer, which goes
+// on loading the block's next segment. Returns false where the segment keeps a partial tile.
+__device__ __forceinline__ bool sum_stream_segments(const GemmArgs& args, const gf::Segment& segment,
+                                                    float (&result)[kTilesN][4]) {
+  using Walk = gf::SegmentWalk<kBK>;
+  int* semaphore = args.semaphores + segment.tile;
+  if (segment.k_end < args.k) {
+    keep_partial(args, Walk::stream_block(args), result);
+    __threadfence();
+    team_sync();
+    if (threadIdx.x == kProducerThreads) atomicAdd(semaphore, 1);
+    return false;
+  }
+  const auto sharers = Walk::tile_sharers(args, segment);
+  if (threadIdx.x == kProducerThreads) {
+    int seen;
+    do {
+      asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(semaphore) : "memory");
+    } while (seen != sharers.count);
+    *semaphore = 0;  // ready for the next launch
+  }
+  team_sync();
+  __threadfence();
+  take_partials(args, sharers.first, sharers.count, true, result);
+  return true;
+}
+
 // Parallel split-K: slice `slice` of a tile keeps the team's result in the tile's slot of the workspace;
 // the last slice of the tile to finish sums every slice's in slice order, so the result does not depend on
 // which finished last. That block reads its own slice back too: the sum then needs no registers beyond the
@@ -642,20 +681,14 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
 
     const bool parallel = sums_in_workspace(args);
     if (parallel && !sum_slices_in_team(args, segment.tile, static_cast<int>(blockIdx.z), result)) return;
-    // A segment's turn: earlier K of its tile is in C (add to it), or in the tile's workspace slot.
+    // A segment's turn to add into C, where earlier K of its tile is; or with stream-K through the
+    // workspace, the sum of its tile's segments.
     bool earlier_in_c = false;
     if (!parallel) {
-      const bool earlier = gf::segment_acquire(args, segment);
       if (streams_through_workspace(args) && (segment.k_begin > 0 || segment.k_end < args.k)) {
-        const int slot = segment.tile - args.whole_tiles;
-        if (earlier) take_partials(args, slot, 1, true, result);
-        if (segment.k_end < args.k) {
-          keep_partial(args, slot, result);
-          gf::segment_release(args, segment);
-          return;
-        }
+        if (!sum_stream_segments(args, segment, result)) return;
       } else {
-        earlier_in_c = earlier;
+        earlier_in_c = gf::segment_acquire(args, segment);
       }
     }
     const gf::EpilogueMode mode{args.alpha, args.beta, earlier_in_c};
@@ -666,7 +699,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
     const bool clean_edge = args.n % (16 / Out::kBytes) == 0 || n0 + (wg_n + 1) * WN <= args.n;
     store_tile(args, &maps.c, m0 + wg_m * 64, n0 + wg_n * WN, mode, whole && clean_edge && !mode.reads_c(),
                result, own);
-    if (!parallel) gf::segment_release(args, segment);
+    if (takes_turns(args)) gf::segment_release(args, segment);
   });
   if (kTmaStoreC && threadIdx.x % 128 == 0) gf::bulk_wait_all();  // the slice buffers outlive the stores
 }

@@ -42,6 +42,29 @@ class SegmentWalk {
     end_ = first_ + per_block < total ? first_ + per_block : total;
   }
 
+  // This block's index among the stream blocks (out of [0, stream_blocks) where it streams nothing).
+  __device__ __forceinline__ static int stream_block(const GemmArgs& args) {
+    const int block = static_cast<int>(blockIdx.x);
+    return persistent_launch(args) ? block : block - args.whole_tiles;
+  }
+
+  // The stream blocks holding the earlier K iterations of the streamed tile whose last ones `tail` holds (a
+  // segment of this block ending its tile's K but not starting it): the `count` blocks just before this
+  // one, in K order, each holding a whole share of the tile but the first. The tail is the last segment its
+  // block is handed, and each of them holds one segment short of a tile's K end at most (the first it is
+  // handed), so a stream block's index names a partial tile's slot.
+  struct Sharers {
+    int first;
+    int count;
+  };
+  __device__ __forceinline__ static Sharers tile_sharers(const GemmArgs& args, const Segment& tail) {
+    const long long per_block = share_iterations(args);
+    const int before = tail.k_begin / kGranule;  // the tile's iterations in earlier shares
+    const int count =
+        per_block >= before ? 1 : (before + static_cast<int>(per_block) - 1) / static_cast<int>(per_block);
+    return Sharers{stream_block(args) - count, count};
+  }
+
   // The next segment into `segment`; false once the block's work is done.
   __device__ __forceinline__ bool next(Segment& segment) {
     if (tile_ < tiles_end_) {
@@ -60,6 +83,20 @@ class SegmentWalk {
   }
 
  private:
+  // One wave of blocks walking the whole tiles, rather than a block per whole tile and then the stream
+  // blocks. (The constructor spells these out again: through the helpers, ptxas spilled registers of
+  // 256-column consumers.)
+  __device__ __forceinline__ static bool persistent_launch(const GemmArgs& args) {
+    return static_cast<int>(gridDim.x) < args.whole_tiles + args.stream_blocks;
+  }
+  // K iterations of the streamed tiles per stream block (the last may hold fewer), as the constructor
+  // shares them out.
+  __device__ __forceinline__ static long long share_iterations(const GemmArgs& args) {
+    const long long total =
+        static_cast<long long>(args.tiles - args.whole_tiles) * ((args.k + kGranule - 1) / kGranule);
+    return (total + args.stream_blocks - 1) / args.stream_blocks;
+  }
+
   int k_;
   int whole_tiles_;
   int tile_;       // the next whole tile or slice

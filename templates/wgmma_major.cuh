@@ -23,6 +23,36 @@ __device__ __forceinline__ unsigned long long smem_descriptor_mn(const void* til
          (static_cast<unsigned long long>(1024 >> 4) << 32) | (1ull << 62);
 }
 
+// m64n192 (wgmma.cuh spells out 64, 128 and 256): 96 accumulators per thread. A 192-column tile fits
+// problems that 128- and 256-column tiles leave in a partial last wave (4105 columns: 22 tiles of 192,
+// against 17 of 256 that make 4.25 waves with 33 rows of 128 on 132 SMs).
+#define GF_WGMMA_ACC_192                                                                                   \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), \
+      "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]),            \
+      "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]),            \
+      "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),            \
+      "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]),            \
+      "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]),            \
+      "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]),         \
+      "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]),      \
+      "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]),      \
+      "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]),      \
+      "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]),      \
+      "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]), "+f"(d[18][0]),      \
+      "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]), "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]),      \
+      "+f"(d[19][3]), "+f"(d[20][0]), "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]),      \
+      "+f"(d[21][1]), "+f"(d[21][2]), "+f"(d[21][3]), "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]),      \
+      "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3])
+#define GF_WGMMA_REGS_192                                                            \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define GF_WGMMA_OPERANDS_192 "%96, %97, p"
+#define GF_WGMMA_SCALE_D_192 "%98"
+
 #define GF_WGMMA_MAJOR_ASM(N, TYPES, IMMEDIATES)                                   \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " GF_WGMMA_SCALE_D_##N            \
                ", 0;\n"                                                            \
@@ -45,17 +75,23 @@ __device__ __forceinline__ unsigned long long smem_descriptor_mn(const void* til
 template <int N, int kOperands, bool kMnA, bool kMnB>
 __device__ __forceinline__ void wgmma_major(float (&d)[N / 8][4], unsigned long long desc_a,
                                             unsigned long long desc_b, int scale_d) {
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma tiles of 64, 128 or 256 columns");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma tiles of 64, 128, 192 or 256 columns");
   if constexpr (kOperands == kWgmmaTf32) {
     static_assert(!kMnA && !kMnB, "TF32 operands are read K-major only");
-    wgmma<N, kOperands>(d, desc_a, desc_b, scale_d);
+    if constexpr (N == 192) {
+      GF_WGMMA_MAJOR_ASM(192, "k8.f32.tf32.tf32", ", 1, 1");
+    } else {
+      wgmma<N, kOperands>(d, desc_a, desc_b, scale_d);
+    }
   } else if constexpr (kOperands == kWgmmaF16) {
     if constexpr (N == 64) GF_WGMMA_MAJOR_16(64, "k16.f32.f16.f16");
     if constexpr (N == 128) GF_WGMMA_MAJOR_16(128, "k16.f32.f16.f16");
+    if constexpr (N == 192) GF_WGMMA_MAJOR_16(192, "k16.f32.f16.f16");
     if constexpr (N == 256) GF_WGMMA_MAJOR_16(256, "k16.f32.f16.f16");
   } else {
     if constexpr (N == 64) GF_WGMMA_MAJOR_16(64, "k16.f32.bf16.bf16");
     if constexpr (N == 128) GF_WGMMA_MAJOR_16(128, "k16.f32.bf16.bf16");
+    if constexpr (N == 192) GF_WGMMA_MAJOR_16(192, "k16.f32.bf16.bf16");
     if constexpr (N == 256) GF_WGMMA_MAJOR_16(256, "k16.f32.bf16.bf16");
   }
 }
@@ -97,9 +133,10 @@ __device__ __forceinline__ void load_tf32_fragment_mn(const char* tile, unsigned
 template <int N>
 __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[N / 8][4], const unsigned (&a)[4],
                                               unsigned long long desc_b, int scale_d) {
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma tiles of 64, 128 or 256 columns");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma tiles of 64, 128, 192 or 256 columns");
   if constexpr (N == 64) GF_WGMMA_RS_ASM(64, "{%32, %33, %34, %35}, %36", "%37");
   if constexpr (N == 128) GF_WGMMA_RS_ASM(128, "{%64, %65, %66, %67}, %68", "%69");
+  if constexpr (N == 192) GF_WGMMA_RS_ASM(192, "{%96, %97, %98, %99}, %100", "%101");
   if constexpr (N == 256) GF_WGMMA_RS_ASM(256, "{%128, %129, %130, %131}, %132", "%133");
 }
 
@@ -109,6 +146,10 @@ __device__ __forceinline__ void fence_fragment(unsigned (&a)[4]) {
 }
 
 #undef GF_WGMMA_RS_ASM
+#undef GF_WGMMA_ACC_192
+#undef GF_WGMMA_REGS_192
+#undef GF_WGMMA_OPERANDS_192
+#undef GF_WGMMA_SCALE_D_192
 
 }  // namespace gf
 

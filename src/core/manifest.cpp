@@ -490,11 +490,13 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   // whole number of waves) before the first stream_blocks of them take their shares.
   if (g.split_k == 1 && launch_.persistent.evaluate(symbols.data()) != 0) g.persistent_blocks = wave;
   // Partial tiles in the workspace: every slice's of a parallel split, or with stream-K a slot per
-  // streamed tile that its segments add into in turn.
+  // streamed tile that its segments add into in turn, or (gemm_tma) a slot per stream block, where the
+  // segment short of a tile's K end leaves its partial tile for the segment ending it.
   if (launch_.parallel_split.evaluate(symbols.data()) != 0) {
     const int64_t tile_bytes = launch_.partial_tile_floats.evaluate(symbols.data()) * 4;
     if (g.split_k > 1) g.partial_bytes = g.split_k * g.tiles * tile_bytes;
-    if (g.stream_blocks > 0) g.partial_bytes = (g.tiles - g.whole_tiles) * tile_bytes;
+    if (g.stream_blocks > 0)
+      g.partial_bytes = std::max(g.tiles - g.whole_tiles, g.stream_blocks) * tile_bytes;
   }
   g.workspace_bytes = g.partial_bytes;
   // Operands written into the workspace for TMA follow the partial tiles, each on a 256-byte boundary, in

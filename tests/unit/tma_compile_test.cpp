@@ -181,8 +181,8 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
 }
 
 // Stream-K on gemm_tma: the streamed tiles' segments take turns adding into C (an FP32 C) or, with
-// SPLIT_PAR, into an FP32 partial tile per streamed tile in the workspace, which a 16-bit C needs; persistent
-// blocks (a wave) walk the whole tiles before their shares.
+// SPLIT_PAR, which a 16-bit C needs, leave FP32 partial tiles in the workspace, a slot per stream block, for
+// the segment ending each tile; persistent blocks (a wave) walk the whole tiles before their shares.
 TEST(TmaTemplate, StreamKSumsThroughTheWorkspaceAndWalksWholeTilesPersistently) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   const Manifest& manifest = tma().manifest;
@@ -210,7 +210,8 @@ TEST(TmaTemplate, StreamKSumsThroughTheWorkspaceAndWalksWholeTilesPersistently) 
   const LaunchGeometry g = manifest.geometry(through, odd, device);
   EXPECT_EQ(g.whole_tiles, tiles - streamed);
   EXPECT_EQ(g.semaphores, tiles);
-  EXPECT_EQ(g.partial_bytes, streamed * 128 * 256 * 4);  // a partial tile per streamed tile
+  EXPECT_GT(g.stream_blocks, streamed);
+  EXPECT_EQ(g.partial_bytes, g.stream_blocks * 128 * 256 * 4);  // a partial tile per stream block
   // Persistent: a wave of blocks walks the whole tiles (four waves of them), and then the first
   // stream_blocks of them take their shares.
   EXPECT_EQ(g.persistent_blocks, wave);
