@@ -45,7 +45,14 @@ class ModelStarts {
       std::lock_guard<std::mutex> lock(mutex_);
       model = model_of(device, std::launch::deferred);
     }
-    return model_ranking(*model.get(), problem, count_);  // a fit's error is thrown here
+    // What won the problem before its template's source changed, then the model's ranking (a retired
+    // result is neither served nor fitted, so the ranking may not hold it).
+    std::vector<Config> configs = shipped_results().retired(device, problem, library_, kRetiredStarts);
+    for (Config& config : model_ranking(*model.get(), problem, count_)) {  // a fit's error is thrown here
+      if (std::find(configs.begin(), configs.end(), config) == configs.end())
+        configs.push_back(std::move(config));
+    }
+    return configs;
   }
 
  private:

@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -109,6 +111,35 @@ void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, mo
   for (const Entry& e : trials_) {
     if (devices_[e.device].cc() == cc) add_trial(e.trial, devices_[e.device], library, data);
   }
+}
+
+std::vector<Config> ShippedResults::retired(const DeviceInfo& device, const KernelProblem& problem,
+                                            const TemplateLibrary& library, size_t per_template) const {
+  std::vector<const db::TrialRecord*> found;
+  for (const Entry& e : trials_) {
+    const db::TrialRecord& t = e.trial;
+    if (!t.servable && t.status == db::TrialStatus::kOk && t.time_median_ms && t.problem == problem &&
+        lower(devices_[e.device].name) == lower(device.name))
+      found.push_back(&t);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const db::TrialRecord* a, const db::TrialRecord* b) {
+    return *a->time_median_ms < *b->time_median_ms;
+  });
+  std::vector<Config> configs;
+  std::map<std::string, size_t> taken;  // by template
+  for (const db::TrialRecord* t : found) {
+    const KernelTemplate* kernel_template = library.find(t->template_name);
+    if (kernel_template == nullptr || taken[t->template_name] >= per_template) continue;
+    try {
+      Config config = kernel_template->manifest.normalize(Config::parse_key(t->template_name, t->config_key));
+      if (std::find(configs.begin(), configs.end(), config) != configs.end()) continue;
+      configs.push_back(std::move(config));
+      ++taken[t->template_name];
+    } catch (const InvalidArgumentError&) {
+      // A config this manifest no longer reads.
+    }
+  }
+  return configs;
 }
 
 std::vector<std::pair<DeviceInfo, db::TrialRecord>> ShippedResults::bests(int cc) const {

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "core/config.hpp"
 #include "core/template_library.hpp"
 #include "db/records.hpp"
 #include "rtc/cubin_bundle.hpp"
@@ -42,6 +43,12 @@ class ShippedResults : public ResultSource {
   /// Results (each problem's best on a device) and every trial, deduplicated.
   size_t results() const { return results_.size(); }
   size_t trials() const { return trials_.size(); }
+
+  /// The configs that ran `problem` fastest on devices of `device`'s model with an earlier source of their
+  /// template (trials kept but never served): at most `per_template` of each template, fastest first. A
+  /// retune after a template changes starts from them.
+  std::vector<Config> retired(const DeviceInfo& device, const KernelProblem& problem,
+                              const TemplateLibrary& library, size_t per_template) const;
 
   /// Every servable result (a problem's best on a device) of devices of compute capability `cc`, with its
   /// device.

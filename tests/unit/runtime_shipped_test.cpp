@@ -12,6 +12,7 @@
 #include "runtime/config_check.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime_test_support.hpp"
+#include "support/typed_problem.hpp"
 
 namespace gemmforge::testing {
 namespace {
@@ -128,6 +129,57 @@ TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsKeptButNeverServed) {
     for (const model::VendorMeasurement& v : data.vendor)
       EXPECT_TRUE(shipped.exact(device, v.problem).empty()) << v.problem.to_string();
   }
+}
+
+// Those results are where a retune starts: the fastest configs of each template a problem ran with an
+// earlier source, where today's manifest still reads them.
+TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsWhereARetuneStarts) {
+  TempFolder folder;
+  std::vector<KernelProblem> problems;
+  {
+    nlohmann::json document = nlohmann::json::parse(std::ifstream(test_data("shipped_h200.json")));
+    document["results"][0]["config"] = "BM=3,BN=5";  // unreadable today
+    // A second, slower trial of the second result's problem, and a third config the limit leaves out.
+    nlohmann::json slower = document["results"][1];
+    slower["config"] =
+        "BM=32,BN=32,BK=8,WM=16,WN=16,TM=4,TN=4,STAGES=2,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=1,"
+        "UNROLL_K=2,MIN_BLOCKS=2,SPLIT_K=1,RASTER=1";
+    // A measurement of `ms`, its other figures agreeing, as an import checks.
+    const auto timed = [](nlohmann::json& trial, double ms) {
+      nlohmann::json& m = trial["measurement"];
+      m["time_min_ms"] = m["time_median_ms"] = ms;
+      m["time_max_ms"] = ms * 1.1;
+      m["tflops"] = 2.0 * 1024 * 1024 * 1024 / (ms * 1e-3) / 1e12;
+      m["ratio_vs_cublas"] = m["cublas_ms"].get<double>() / ms;
+    };
+    timed(slower, 0.5);
+    slower["status"] = "ok";
+    slower["reason"] = "";
+    nlohmann::json slowest = slower;
+    slowest["config"] =
+        "BM=64,BN=64,BK=8,WM=32,WN=32,TM=8,TN=4,STAGES=2,VEC_A=4,VEC_B=4,XPOSE_A=1,XPOSE_B=1,"
+        "UNROLL_K=2,MIN_BLOCKS=1,SPLIT_K=1,RASTER=1";
+    timed(slowest, 0.9);
+    document["trials"] = nlohmann::json::array({slowest, slower});
+    std::ofstream(folder.file("old.json")) << document.dump();
+  }
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::result_files_in(folder.file("")), "shipped", library);
+  const DeviceInfo device = shipped.devices().front();
+  const KernelProblem square = test_support::typed_problem(1024, 1024, 1024, "nn", "f32");
+  ASSERT_TRUE(shipped.exact(device, square).empty());
+  const std::vector<Config> starts = shipped.retired(device, square, library, 2);
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].at("BM"), 64);  // the result, 0.09 ms
+  EXPECT_EQ(starts[0].at("UNROLL_K"), 4);
+  EXPECT_EQ(starts[1].at("BM"), 32);  // 0.5 ms; the 0.9 ms trial is past the limit
+  EXPECT_EQ(shipped.retired(device, square, library, 3).size(), 3u);
+  // Another GPU model, or a config the manifest no longer reads, starts nothing.
+  DeviceInfo other = device;
+  other.name = "NVIDIA A100-SXM4-80GB";
+  EXPECT_TRUE(shipped.retired(other, square, library, 2).empty());
+  EXPECT_TRUE(shipped.retired(device, test_support::typed_problem(4096, 4096, 4096, "nn", "f32"), library, 2)
+                  .empty());
 }
 
 TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {

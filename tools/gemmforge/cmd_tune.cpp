@@ -492,12 +492,14 @@ Command register_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--db", o->db,
                   "Tuning database (default: $GEMMFORGE_DB or ~/.cache/gemmforge/gemmforge.db)");
-  cmd->add_option("--model-starts", o->model_starts,
-                  fmt::format("Measure first the N configs the performance model ranks best for each problem "
-                              "(those `query --candidates` lists, fitted on the database and the shipped "
-                              "results), so a tune ends no slower than the untuned plan; 0: none (default: "
-                              "{}; none with --replay)",
-                              runtime::kModelStarts))
+  cmd->add_option(
+         "--model-starts", o->model_starts,
+         fmt::format("Measure first the N configs the performance model ranks best for each problem "
+                     "(those `query --candidates` lists, fitted on the database and the shipped "
+                     "results), so a tune ends no slower than the untuned plan, after the {} fastest "
+                     "shipped configs of each template measured with an earlier source of it; 0: "
+                     "none (default: {}; none with --replay)",
+                     runtime::kRetiredStarts, runtime::kModelStarts))
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--first", o->first,
                   "Measure this config first, as TEMPLATE:CONFIG (repeatable, in order; a problem's search "
