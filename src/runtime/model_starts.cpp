@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <future>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,12 +47,13 @@ class ModelStarts {
       model = model_of(device, std::launch::deferred);
     }
     // What won the problem before its template's source changed, then the model's ranking (a retired
-    // result is neither served nor fitted, so the ranking may not hold it).
+    // result is neither served nor fitted, so the ranking may not hold it). A config in both is measured
+    // once: tuner::measure_first passes over repeats.
     std::vector<Config> configs = shipped_results().retired(device, problem, library_, kRetiredStarts);
-    for (Config& config : model_ranking(*model.get(), problem, count_)) {  // a fit's error is thrown here
-      if (std::find(configs.begin(), configs.end(), config) == configs.end())
-        configs.push_back(std::move(config));
-    }
+    std::vector<Config> ranked =
+        model_ranking(*model.get(), problem, count_);  // a fit's error is thrown here
+    configs.insert(configs.end(), std::make_move_iterator(ranked.begin()),
+                   std::make_move_iterator(ranked.end()));
     return configs;
   }
 

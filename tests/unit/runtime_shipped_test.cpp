@@ -135,7 +135,6 @@ TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsKeptButNeverServed) {
 // earlier source, where today's manifest still reads them.
 TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsWhereARetuneStarts) {
   TempFolder folder;
-  std::vector<KernelProblem> problems;
   {
     nlohmann::json document = nlohmann::json::parse(std::ifstream(test_data("shipped_h200.json")));
     document["results"][0]["config"] = "BM=3,BN=5";  // unreadable today
