@@ -153,13 +153,10 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   const double full_round_ms = round_ms(resident, f.k_per_split, &e.latency_hiding, &full_compute_ms);
   e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
   const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
-  // A K range handing its sum to the next reads and writes the tile: C's, or with stream-K through the
-  // workspace (parallel_split) an FP32 partial tile.
-  const double handoff_bytes = stream && f.parallel_split ? 4.0 * f.tile_m * f.tile_n : tile_bytes;
-  const double handoff_ms = kSliceHandoffMs + 2 * handoff_bytes / sm_bytes_per_ms;
+  // A K range handing its sum to the next reads and writes C's tile.
+  const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
   if (stream) {
-    // Whole tiles in full waves, then one wave of stream blocks; each streamed tile's segments add into
-    // C, or into an FP32 partial tile in the workspace, one after the other.
+    // Whole tiles in full waves, then one wave of stream blocks.
     e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
     // The stream blocks' ranges cut the streamed tiles into this many segments. A stream block's segments
     // after its first start their loads anew and store a tile with nothing to overlap, as a round of block
@@ -168,8 +165,14 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     const double segments = static_cast<double>(f.stream_blocks + streamed - 1);
     const double segments_per_tile = streamed > 0 ? segments / streamed : 1;
     const double segments_per_block = f.stream_blocks > 0 ? segments / f.stream_blocks : 1;
-    e.split_k_ms = std::max(0.0, segments_per_tile - 1) * handoff_ms +
-                   std::max(0.0, segments_per_block - 1) * kBlockStartMs;
+    // A streamed tile's segments add into C one after the other; or through the workspace
+    // (parallel_split), each but the last leaves an FP32 partial tile at once and the last reads them all.
+    const double partial_bytes = 4.0 * f.tile_m * f.tile_n;
+    const double sums_ms = f.parallel_split
+                               ? kSliceHandoffMs + segments_per_tile * partial_bytes / sm_bytes_per_ms
+                               : std::max(0.0, segments_per_tile - 1) * handoff_ms;
+    e.split_k_ms =
+        (segments_per_tile > 1 ? sums_ms : 0) + std::max(0.0, segments_per_block - 1) * kBlockStartMs;
   } else {
     e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
     if (f.split_k > 1) {
