@@ -17,6 +17,7 @@
 // an FP32 workspace, the rows of C only, for the last slice to arrive to sum in slice order, so results do
 // not depend on timing.
 #include "epilogue.cuh"
+#include "row_loads.cuh"
 #include "warp_mma.cuh"
 
 #if !defined(NF) || !defined(WARPS_N) || !defined(WARPS_K) || !defined(KU) || !defined(A_TRANS) ||       \
@@ -43,62 +44,19 @@ static_assert(B_TRANS || NF % 8 == 0, "an n-contiguous B is read 64 columns at a
 static_assert(VEC_A == 1 || VEC_A == 2 || VEC_A == 4 || VEC_A == 8, "loads of 2, 4, 8 or 16 bytes");
 static_assert(VEC_B == 1 || VEC_B == 2 || VEC_B == 4 || VEC_B == 8, "loads of 2, 4, 8 or 16 bytes");
 
-using Run = unsigned[4];  // 8 consecutive elements, element 2i in the low half of word i
-
-__device__ __forceinline__ unsigned pack(unsigned short low, unsigned short high) {
-  return static_cast<unsigned>(low) | (static_cast<unsigned>(high) << 16);
-}
-
-// Loads a run from p (kWidth elements per load, as its alignment allows). Elements at or past `valid` read
-// as zero; kStream reads past L1 (data read once), else through it (A, which every warp of a block reads).
-template <int kWidth, bool kStream>
-__device__ __forceinline__ void load_run(Run& run, const unsigned short* p, int valid) {
-  if (valid >= 8) {
-    if constexpr (kWidth == 8) {
-      const uint4 v =
-          kStream ? __ldcs(reinterpret_cast<const uint4*>(p)) : __ldg(reinterpret_cast<const uint4*>(p));
-      run[0] = v.x, run[1] = v.y, run[2] = v.z, run[3] = v.w;
-    } else if constexpr (kWidth == 4) {
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const uint2 v = kStream ? __ldcs(reinterpret_cast<const uint2*>(p) + i)
-                                : __ldg(reinterpret_cast<const uint2*>(p) + i);
-        run[2 * i] = v.x, run[2 * i + 1] = v.y;
-      }
-    } else if constexpr (kWidth == 2) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        run[i] = kStream ? __ldcs(reinterpret_cast<const unsigned*>(p) + i)
-                         : __ldg(reinterpret_cast<const unsigned*>(p) + i);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        run[i] = kStream ? pack(__ldcs(p + 2 * i), __ldcs(p + 2 * i + 1))
-                         : pack(__ldg(p + 2 * i), __ldg(p + 2 * i + 1));
-      }
-    }
-    return;
-  }
-  unsigned short e[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) e[i] = i < valid ? (kStream ? __ldcs(p + i) : __ldg(p + i)) : 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) run[i] = pack(e[2 * i], e[2 * i + 1]);
-}
-
-// The same for elements `stride` apart (a row of an m-contiguous A).
-__device__ __forceinline__ void load_strided_run(Run& run, const unsigned short* p, long long stride,
+// A run of elements `stride` apart (a row of an m-contiguous A), which row_loads.cuh's load_run loads
+// where they are consecutive.
+__device__ __forceinline__ void load_strided_run(gf::Run& run, const unsigned short* p, long long stride,
                                                  int valid) {
   unsigned short e[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) e[i] = i < valid ? __ldg(p + i * stride) : 0;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) run[i] = pack(e[2 * i], e[2 * i + 1]);
+  for (int i = 0; i < 4; ++i) run[i] = gf::pack_halves(e[2 * i], e[2 * i + 1]);
 }
 
 // The elements of column `column` (0..7) of two runs of 8 columns, x's in the low half.
-__device__ __forceinline__ unsigned pair_column(const Run& x, const Run& y, int column) {
+__device__ __forceinline__ unsigned pair_column(const gf::Run& x, const gf::Run& y, int column) {
   return __byte_perm(x[column / 2], y[column / 2], column % 2 == 0 ? 0x5410 : 0x7632);
 }
 
@@ -107,8 +65,8 @@ __device__ __forceinline__ unsigned pair_column(const Run& x, const Run& y, int 
 // For an n-contiguous B, b holds the loaded runs as they are (row r of the lane's 8 columns of group j at
 // 8j + r), paired along K only as the products read them, so that no second copy takes registers.
 struct Batch {
-  Run a[KU][2];
-  Run b[KU][NF];
+  gf::Run a[KU][2];
+  gf::Run b[KU][NF];
 };
 
 // A warp's view of the problem: where its lane's runs start and how many of their rows exist.
@@ -133,13 +91,13 @@ struct WarpTile {
         } else if constexpr (A_TRANS) {
           load_strided_run(batch.a[u][h], a_rows[h] + k * lda, lda, valid);
         } else {
-          load_run<VEC_A, false>(batch.a[u][h], a_rows[h] + k, valid);
+          gf::load_run<VEC_A, false>(batch.a[u][h], a_rows[h] + k, valid);
         }
       }
       if constexpr (B_TRANS) {
 #pragma unroll
         for (int f = 0; f < NF; ++f) {
-          load_run<VEC_B, true>(batch.b[u][f], b + f * 8 * ldb + k, b_columns[f] ? valid : 0);
+          gf::load_run<VEC_B, true>(batch.b[u][f], b + f * 8 * ldb + k, b_columns[f] ? valid : 0);
         }
       } else {
         // Rows k + 8t .. k + 8t + 7 of the lane's 8 columns of each group.
@@ -148,9 +106,9 @@ struct WarpTile {
         for (int j = 0; j < NF / 8; ++j) {
 #pragma unroll
           for (int r = 0; r < 8; ++r) {
-            load_run<VEC_B, true>(batch.b[u][8 * j + r],
-                                  b + static_cast<long long>(first_row + r) * ldb + 64 * j,
-                                  first_row + r < k_end ? columns_left - 64 * j : 0);
+            gf::load_run<VEC_B, true>(batch.b[u][8 * j + r],
+                                      b + static_cast<long long>(first_row + r) * ldb + 64 * j,
+                                      first_row + r < k_end ? columns_left - 64 * j : 0);
           }
         }
       }
@@ -175,7 +133,7 @@ __device__ __forceinline__ void multiply(float (&acc)[NF][4], const Batch& batch
           if constexpr (B_TRANS) {
             b[h] = batch.b[u][f][w];
           } else {
-            const Run* rows = batch.b[u] + 8 * (f / 8);
+            const gf::Run* rows = batch.b[u] + 8 * (f / 8);
             b[h] = pair_column(rows[2 * w], rows[2 * w + 1], f % 8);
           }
         }
