@@ -64,9 +64,11 @@ TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
   // config of 16x4096x4096 BF16 nn (0.0244 ms against 0.0251 split in two); left out, 16x4096x14336 nt
   // takes a stream-K config from it, predicted 0.80x its measured time while cuBLAS is predicted 1.28x
   // its own, and is served at 0.879 (its fastest, split in two, runs 0.977x cuBLAS); charged as parallel
-  // sums (the last segment reading the others' partial tiles), 0.772x and still 0.879.
+  // sums (the last segment reading the others' partial tiles), 0.772x and still 0.879. With hgemm_skinny
+  // retuned on loads that fetch 256 bytes into L2, it takes an hgemm_skinny config (served 1.059), and the
+  // lowest served row is 64x5120x13824 FP32 at 0.984.
   EXPECT_LE(v.geomean_vendor_error, 1.2);
-  EXPECT_GE(v.min_served_vs_cublas, 0.85);
+  EXPECT_GE(v.min_served_vs_cublas, 0.95);
 }
 
 // A problem of far less work than any its template was fitted on lies outside the fit: fixed costs the
