@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "gemmforge/error.hpp"
@@ -98,6 +99,11 @@ DeviceInfo DeviceInfo::nominal(const std::string& arch) {
           fmt::format("no nominal limits for {}; known: sm_80, sm_86, sm_89, sm_90, sm_90a", normalized));
   }
   return d;
+}
+
+bool same_gpu_model(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
 }
 
 }  // namespace gemmforge

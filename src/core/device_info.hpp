@@ -44,6 +44,10 @@ struct DeviceInfo {
   static DeviceInfo nominal(const std::string& arch);
 };
 
+/// Whether two device names are of one GPU model: the whole name, case ignored. Results measured on one
+/// card of a model serve every card of it.
+bool same_gpu_model(const std::string& a, const std::string& b);
+
 /// "13.0" from 13000.
 std::string format_cuda_version(int version);
 

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,11 +51,6 @@ ResultFiles result_files_in(const std::string& folder) {
 
 namespace {
 
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 std::string trial_identity(size_t device, const db::TrialRecord& t) {
   return fmt::format("{}|{}|{}|{}", device, t.problem.to_string(), t.template_name, t.config_key);
 }
@@ -101,7 +95,7 @@ std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, con
   std::vector<std::pair<bool, db::TrialRecord>> found;  // (this card, result)
   for (const Entry& e : results_) {
     if (!e.trial.servable) continue;  // measured with another source of its template
-    if (e.trial.problem == problem && lower(devices_[e.device].name) == lower(device.name))
+    if (e.trial.problem == problem && same_gpu_model(devices_[e.device].name, device.name))
       found.emplace_back(devices_[e.device].uuid == device.uuid, e.trial);
   }
   return order_exact_results(std::move(found));
@@ -119,7 +113,7 @@ std::vector<Config> ShippedResults::retired(const DeviceInfo& device, const Kern
   for (const Entry& e : trials_) {
     const db::TrialRecord& t = e.trial;
     if (!t.servable && t.status == db::TrialStatus::kOk && t.time_median_ms && t.problem == problem &&
-        lower(devices_[e.device].name) == lower(device.name))
+        same_gpu_model(devices_[e.device].name, device.name))
       found.push_back(&t);
   }
   std::stable_sort(found.begin(), found.end(), [](const db::TrialRecord* a, const db::TrialRecord* b) {

@@ -1,25 +1,15 @@
 // Reading tuning results of one or several stacked databases for the selector.
 #include "runtime/tuned_source.hpp"
 
-#include <algorithm>
-#include <cctype>
-
+#include "core/device_info.hpp"
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
-namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-}  // namespace
 
 std::vector<db::DeviceRecord> model_devices(const db::Database& database, const std::string& name) {
   std::vector<db::DeviceRecord> found = database.devices_matching(name);
   // devices_matching also accepts a uuid or a part of the name; a model is the whole name.
-  std::erase_if(found, [&](const db::DeviceRecord& d) { return lower(d.info.name) != lower(name); });
+  std::erase_if(found, [&](const db::DeviceRecord& d) { return !same_gpu_model(d.info.name, name); });
   return found;
 }
 
