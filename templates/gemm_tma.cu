@@ -67,6 +67,7 @@
 // into the tile's sums.
 //
 // Parameters come from gemm_tma.json.
+#include "grid_dependence.cuh"
 #include "segment_walk.cuh"
 #include "staged_store.cuh"
 #include "swizzled_fill.cuh"
@@ -747,6 +748,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   } else {
     __syncthreads();
   }
+  // Launched to overlap the end of the pass splitting its operands (GemmKernel::launch), the kernel sets
+  // up its barriers meanwhile and reads nothing before the pass is done.
+  gf::wait_for_previous_grid();
   in_frame(args, [&](const GemmArgs& frame) {
     if (threadIdx.x < kProducerThreads) {
       if constexpr (kConsumerGroups > 1) gf::release_registers<kProducerRegs>();

@@ -6,6 +6,7 @@
 #ifndef GEMMFORGE_TF32_SPLIT_CUH
 #define GEMMFORGE_TF32_SPLIT_CUH
 
+#include "grid_dependence.cuh"
 #include "split_args.cuh"
 #include "warp_mma_tf32.cuh"
 
@@ -121,6 +122,9 @@ __device__ __forceinline__ void split_operands(const SplitArgs& args) {
                  args.parts_ld, tile);
     }
   }
+  // The main kernel, launched to overlap this pass's end, may start; it waits at griddepcontrol.wait
+  // until every block of the pass has finished and its parts are visible.
+  launch_dependents();
 }
 
 }  // namespace gf

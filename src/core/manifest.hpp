@@ -161,7 +161,9 @@ class Manifest {
   /// it compiles for any device of compute capability min_cc() or newer, for the device's own arch.
   const std::string& arch() const { return arch_; }
   /// Whether its configs may run the operand passes (templates/operand_passes.cu) before the main kernel:
-  /// its launch section gives k_products, copy_a or copy_b.
+  /// its launch section gives k_products, copy_a or copy_b. The main kernel may then be launched to
+  /// overlap the passes' end and must call gf::wait_for_previous_grid (grid_dependence.cuh) before it
+  /// reads anything (sm_90 and newer; tests/unit/tma_compile_test.cpp holds every such template to it).
   bool prepares_operands() const { return prepares_operands_; }
   /// Whether it multiplies in FP32 FFMA whatever its operands' type ("math": "ffma"), rather than on the
   /// units the type is computed on (tensor cores for 16-bit and TF32 operands).

@@ -53,24 +53,33 @@ int Kernel::max_active_blocks(int threads, size_t dynamic_smem) const {
   return blocks;
 }
 
-void Kernel::launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, void** args) const {
-  GEMMFORGE_CUDA_CHECK(cudaLaunchKernel(function(), grid, block, args, dynamic_smem, stream));
-}
-
-void Kernel::launch_clusters(dim3 grid, dim3 block, unsigned cluster, size_t dynamic_smem,
-                             cudaStream_t stream, void** args) const {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
+void Kernel::launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, void** args,
+                    const LaunchOptions& options) const {
+  if (options.cluster <= 1 && !options.overlaps_previous) {
+    GEMMFORGE_CUDA_CHECK(cudaLaunchKernel(function(), grid, block, args, dynamic_smem, stream));
+    return;
+  }
+  cudaLaunchAttribute attributes[2]{};
+  unsigned count = 0;
+  if (options.cluster > 1) {
+    cudaLaunchAttribute& cluster = attributes[count++];
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = options.cluster;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+  }
+  if (options.overlaps_previous) {
+    cudaLaunchAttribute& overlap = attributes[count++];
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = dynamic_smem;
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = count;
   GEMMFORGE_CUDA_CHECK(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(function()), args));
 }
 

@@ -20,6 +20,15 @@ struct KernelAttributes {
   int binary_version = 0;
 };
 
+/// What a launch asks beyond its grid, block and shared memory.
+struct LaunchOptions {
+  /// Blocks per thread block cluster along x (grid.x a multiple of it).
+  unsigned cluster = 1;
+  /// The kernel may start while the one before it in the stream ends (programmatic dependent launch,
+  /// sm_90 and newer): it must wait for that kernel's writes itself (templates/grid_dependence.cuh).
+  bool overlaps_previous = false;
+};
+
 class Kernel {
  public:
   Kernel() = default;
@@ -34,10 +43,8 @@ class Kernel {
   /// Resident blocks per SM for a block size and dynamic shared memory, from the occupancy calculator.
   int max_active_blocks(int threads, size_t dynamic_smem) const;
   /// Launches with `args` as the kernel's parameter list; throws CudaError if the launch is refused.
-  void launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, void** args) const;
-  /// The same in thread block clusters of `cluster` blocks along x (grid.x a multiple of it).
-  void launch_clusters(dim3 grid, dim3 block, unsigned cluster, size_t dynamic_smem, cudaStream_t stream,
-                       void** args) const;
+  void launch(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, void** args,
+              const LaunchOptions& options = {}) const;
 
  private:
   cudaKernel_t handle_ = nullptr;

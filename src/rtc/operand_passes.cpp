@@ -51,7 +51,7 @@ std::string OperandPasses::cubin_key(const TemplateLibrary& library, const std::
   return fmt::format("{}-{}-{}", kName, r.arch, hasher.hex());
 }
 
-void OperandPasses::split(const KernelCall& call, const LaunchGeometry& geometry, void* workspace,
+bool OperandPasses::split(const KernelCall& call, const LaunchGeometry& geometry, void* workspace,
                           cudaStream_t stream) const {
   float* parts = reinterpret_cast<float*>(static_cast<char*>(workspace) + geometry.parts_offset);
   const KernelProblem& p = call.problem;
@@ -72,7 +72,9 @@ void OperandPasses::split(const KernelCall& call, const LaunchGeometry& geometry
   const int64_t tiles = ((p.m + kSplitTile - 1) / kSplitTile + (p.n + kSplitTile - 1) / kSplitTile) *
                         ((p.k + kSplitTile - 1) / kSplitTile);
   void* params[] = {&args};
-  if (tiles > 0) split_.launch(pass_grid(tiles), dim3(kSplitThreads), 0, stream, params);
+  if (tiles == 0) return false;
+  split_.launch(pass_grid(tiles), dim3(kSplitThreads), 0, stream, params);
+  return true;
 }
 
 void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry, void* workspace,

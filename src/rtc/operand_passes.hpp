@@ -33,7 +33,9 @@ class OperandPasses {
   static constexpr const char* kName = "operand_passes";
 
   /// Writes the TF32 parts of the call's operands into the workspace (geometry.splits_operands()).
-  void split(const KernelCall& call, const LaunchGeometry& geometry, void* workspace,
+  /// Returns whether it launched a kernel (none for an empty problem); the kernel lets the main kernel,
+  /// launched to overlap its end, start as its blocks finish (griddepcontrol.launch_dependents).
+  bool split(const KernelCall& call, const LaunchGeometry& geometry, void* workspace,
              cudaStream_t stream) const;
   /// Copies the operands TMA cannot read in place into the workspace with aligned rows
   /// (geometry.copies_operands()).

@@ -614,6 +614,8 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         const bool by_tma = spec.config.at("STAGE_C") == 2;
         EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b) || by_tma) << what;
         EXPECT_EQ(test_support::count(sass, "LDGSTS"), 0u) << what;
+        // Launched to overlap its operand passes, the kernel waits for them before it reads anything.
+        EXPECT_GT(test_support::count(sass, "ACQBULK"), 0u) << what;
         const bool split =
             spec.config.at("WGM") * spec.config.at("WGN") * (1 + spec.config.at("PINGPONG")) > 1;
         EXPECT_EQ(test_support::count(sass, "USETMAXREG") > 0, split) << what;
@@ -668,8 +670,26 @@ TEST(OperandPasses, CompileOncePerArchitectureIntoAModuleOfTheirOwn) {
         EXPECT_GT(test_support::count(split, "STG.E.128"), 0u) << requests[i].arch;
         EXPECT_GT(test_support::count(copy, "LDG.E.128.CONSTANT"), 0u) << requests[i].arch;
         EXPECT_GT(test_support::count(copy, "STG.E.128"), 0u) << requests[i].arch;
+        // On Hopper the split lets the main kernel launch as it ends (griddepcontrol.launch_dependents);
+        // the copy does not.
+        const size_t releases = std::string(requests[i].arch) == "sm_90" ? 1u : 0u;
+        EXPECT_EQ(test_support::count(split, "PREEXIT"), releases) << requests[i].arch;
+        EXPECT_EQ(test_support::count(copy, "PREEXIT"), 0u) << requests[i].arch;
       });
   if (disassembly.cuobjdump) EXPECT_EQ(disassembly.cubins, requests.size());
+}
+
+// A main kernel is launched to overlap the end of its operand passes (GemmKernel::launch), so every
+// template that runs them must wait for them itself, which only sm_90 and newer can.
+TEST(OperandPasses, EveryTemplateThatRunsThemWaitsForThemOnHopper) {
+  size_t preparing = 0;
+  for (const KernelTemplate* t : TemplateLibrary::instance().all()) {
+    if (!t->manifest.prepares_operands()) continue;
+    ++preparing;
+    EXPECT_NE(t->source.find("gf::wait_for_previous_grid();"), std::string::npos) << t->manifest.name();
+    EXPECT_FALSE(runs_on(*t, 80)) << t->manifest.name();
+  }
+  EXPECT_GE(preparing, 1u);
 }
 
 }  // namespace
