@@ -155,6 +155,12 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
   // A K range handing its sum to the next reads and writes C's tile.
   const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
+  // K ranges summed through the workspace (parallel_split): each but the last leaves an FP32 partial tile
+  // at once and the last reads them all, `pieces` partial tiles' worth in all.
+  const double partial_bytes = 4.0 * f.tile_m * f.tile_n;
+  const auto parallel_sums_ms = [&](double pieces) {
+    return kSliceHandoffMs + pieces * partial_bytes / sm_bytes_per_ms;
+  };
   if (stream) {
     // Whole tiles in full waves, then one wave of stream blocks.
     e.main_loop_ms = phase_ms(f.whole_tiles, f.k_per_split) + phase_ms(f.stream_blocks, f.stream_k);
@@ -165,21 +171,17 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     const double segments = static_cast<double>(f.stream_blocks + streamed - 1);
     const double segments_per_tile = streamed > 0 ? segments / streamed : 1;
     const double segments_per_block = f.stream_blocks > 0 ? segments / f.stream_blocks : 1;
-    // A streamed tile's segments add into C one after the other; or through the workspace
-    // (parallel_split), each but the last leaves an FP32 partial tile at once and the last reads them all.
-    const double partial_bytes = 4.0 * f.tile_m * f.tile_n;
-    const double sums_ms = f.parallel_split
-                               ? kSliceHandoffMs + segments_per_tile * partial_bytes / sm_bytes_per_ms
-                               : std::max(0.0, segments_per_tile - 1) * handoff_ms;
+    // A streamed tile's segments add into C one after the other, or through the workspace.
+    const double sums_ms = f.parallel_split ? parallel_sums_ms(segments_per_tile)
+                                            : std::max(0.0, segments_per_tile - 1) * handoff_ms;
     e.split_k_ms =
         (segments_per_tile > 1 ? sums_ms : 0) + std::max(0.0, segments_per_block - 1) * kBlockStartMs;
   } else {
     e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
     if (f.split_k > 1) {
-      // Serial: each slice in turn reads and writes the C tile. Parallel: the slices write partial tiles
-      // at once and the last one reads them all.
-      e.split_k_ms = f.parallel_split ? kSliceHandoffMs + f.split_k * tile_bytes / sm_bytes_per_ms
-                                      : (f.split_k - 1) * handoff_ms;
+      // Serial: each slice in turn reads and writes the C tile. Parallel: through the workspace.
+      e.split_k_ms =
+          f.parallel_split ? parallel_sums_ms(static_cast<double>(f.split_k)) : (f.split_k - 1) * handoff_ms;
     }
   }
   // Device memory: A and B are read while the blocks compute, so their reading overlaps the main loop;

@@ -159,6 +159,12 @@ TEST(Estimate, ParallelSplitKPaysOneHandOverInsteadOfAChain) {
   const double tile_ms = 4.0 * 128 * 128 / 50.688e6;
   EXPECT_NEAR(estimate(kH100, kProblem, serial, 128).split_k_ms, 15 * (0.002 + 2 * tile_ms), 1e-12);
   EXPECT_NEAR(estimate(kH100, kProblem, parallel, 128).split_k_ms, 0.002 + 16 * tile_ms, 1e-12);
+  // A 16-bit C hands on a tile half as large in turn (reading and writing it), but the slices' partial
+  // tiles in the workspace are FP32 whatever C's type: each costs the two accesses of a hand-over.
+  KernelProblem half = kProblem;
+  half.dtype = half.c_dtype = Dtype::kBf16;
+  const double hand_over_ms = estimate(kH100, half, serial, 128).split_k_ms / 15 - 0.002;
+  EXPECT_NEAR(estimate(kH100, half, parallel, 128).split_k_ms, 0.002 + 16 * hand_over_ms, 1e-12);
 }
 
 TEST(Estimate, StreamKSegmentsThroughTheWorkspaceAreSummedOnceInsteadOfInTurn) {
