@@ -30,11 +30,12 @@ const std::vector<std::string> kDeviceVariables = {"device.cc",
                                                    "device.regs_per_sm",
                                                    "device.l2_bytes"};
 // problem.dtype and problem.c_dtype are Dtype's values (0 f32, 1 tf32, 2 f16, 3 bf16); the alignments are in
-// elements of their operand, the sizes of one element in bytes.
+// elements of their operand, the sizes of one element in bytes; the pitches are the bytes from one row of A
+// (B) to the next stored tight (KernelProblem::tight_lda, tight_ldb).
 const std::vector<std::string> kProblemVariables = {
     "problem.m",       "problem.n",       "problem.k",       "problem.a_trans",       "problem.b_trans",
     "problem.align_a", "problem.align_b", "problem.align_c", "problem.element_bytes", "problem.c_bytes",
-    "problem.dtype",   "problem.c_dtype"};
+    "problem.dtype",   "problem.c_dtype", "problem.pitch_a", "problem.pitch_b"};
 
 constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
 
@@ -348,7 +349,9 @@ void Manifest::bind_context(int64_t* symbols, const DeviceInfo* device, const Ke
                               element_bytes(problem->dtype),
                               element_bytes(problem->c_dtype),
                               static_cast<int64_t>(problem->dtype),
-                              static_cast<int64_t>(problem->c_dtype)};
+                              static_cast<int64_t>(problem->c_dtype),
+                              problem->tight_lda() * element_bytes(problem->dtype),
+                              problem->tight_ldb() * element_bytes(problem->dtype)};
     std::copy(std::begin(values), std::end(values), symbols + base + kDeviceVariables.size());
   }
 }

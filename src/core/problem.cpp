@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <tuple>
@@ -78,6 +79,25 @@ int vector_alignment(const void* ptr, int64_t ld, int element_bytes) noexcept {
     if (address % bytes == 0 && ld % width == 0) return width;
   }
   return 1;
+}
+
+int64_t tight_leading_dimension(int64_t extent, int align, int widest) noexcept {
+  int64_t ld = std::max<int64_t>(extent, 1);
+  ld = (ld + align - 1) / align * align;
+  if (align < widest && ld % (2 * align) == 0) ld += align;
+  return ld;
+}
+
+int64_t KernelProblem::tight_lda() const {
+  return tight_leading_dimension(a_row_length(), align_a, 16 / element_bytes(dtype));
+}
+
+int64_t KernelProblem::tight_ldb() const {
+  return tight_leading_dimension(b_row_length(), align_b, 16 / element_bytes(dtype));
+}
+
+int64_t KernelProblem::tight_ldc() const {
+  return tight_leading_dimension(n, align_c, 16 / element_bytes(c_dtype));
 }
 
 static_assert(kMaxDimension == std::numeric_limits<int32_t>::max());

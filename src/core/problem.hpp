@@ -38,6 +38,11 @@ struct KernelProblem {
   int64_t a_row_length() const { return a_trans ? m : k; }
   int64_t b_rows() const { return b_trans ? n : k; }
   int64_t b_row_length() const { return b_trans ? k : n; }
+  /// Leading dimensions of A, B and C stored tight, as the tuner stores a problem and a caller most often
+  /// does: each row's length rounded up to the operand's alignment class (tight_leading_dimension).
+  int64_t tight_lda() const;
+  int64_t tight_ldb() const;
+  int64_t tight_ldc() const;
 
   /// "nn", "nt", "tn" or "tt" for (a_trans, b_trans).
   std::string layout() const;
@@ -63,6 +68,11 @@ bool output_allowed(Dtype input, Dtype output) noexcept;
 /// Parses a type name as type_name() writes it ("bf16", "bf16>f32") into (dtype, c_dtype); throws
 /// InvalidArgumentError for an unknown type or combination.
 void parse_type_name(const std::string& text, Dtype& dtype, Dtype& c_dtype);
+
+/// The leading dimension, in elements, of rows `extent` long stored tight in the alignment class `align`
+/// (elements; `widest` the widest class of the type, 4 floats or 8 16-bit elements): the extent rounded up to
+/// the alignment, and one alignment more where that would put the rows in a wider class.
+int64_t tight_leading_dimension(int64_t extent, int align, int widest) noexcept;
 
 /// Alignment in bytes of an operand aligned to `elements` elements of `dtype`.
 int align_bytes(int elements, Dtype dtype) noexcept;

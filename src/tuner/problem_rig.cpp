@@ -35,24 +35,15 @@ const char* to_string(Outcome outcome) noexcept {
   return "unknown";
 }
 
-int64_t leading_dimension_for(int64_t extent, int align, int widest) {
-  int64_t ld = std::max<int64_t>(extent, 1);
-  ld = (ld + align - 1) / align * align;
-  // A multiple of twice the alignment would put the problem in a wider class than asked for.
-  if (align < widest && ld % (2 * align) == 0) ld += align;
-  return ld;
-}
-
 ProblemRig::ProblemRig(const KernelProblem& problem, const DeviceInfo& device, uint64_t seed)
     : problem_(problem), device_(device) {
   cublas_.set_stream(stream_.get());
   const KernelProblem& p = problem_;
-  // Canonical row-major storage: A is m x k (k-contiguous) or k x m (m-contiguous); likewise B.
-  // Vectors of at most 16 bytes: 4 floats, 8 16-bit elements.
-  const int widest_in = 16 / element_bytes(p.dtype);
-  lda_ = leading_dimension_for(p.a_row_length(), p.align_a, widest_in);
-  ldb_ = leading_dimension_for(p.b_row_length(), p.align_b, widest_in);
-  ldc_ = leading_dimension_for(p.n, p.align_c, 16 / element_bytes(p.c_dtype));
+  // Canonical row-major storage: A is m x k (k-contiguous) or k x m (m-contiguous); likewise B. Stored
+  // tight in the problem's alignment classes.
+  lda_ = p.tight_lda();
+  ldb_ = p.tight_ldb();
+  ldc_ = p.tight_ldc();
   a_lines_ = p.a_rows();
   b_lines_ = p.b_rows();
   const int64_t a_elements = std::max<int64_t>(1, a_lines_ * lda_);

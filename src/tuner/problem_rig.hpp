@@ -51,10 +51,6 @@ struct Measurement {
   MeasurementPhases phases;
 };
 
-/// Leading dimension for a contiguous extent that gives exactly the alignment class `align` (in elements;
-/// `widest` is the widest class, 4 floats or 8 16-bit elements).
-int64_t leading_dimension_for(int64_t extent, int align, int widest = 4);
-
 class ProblemRig {
  public:
   /// Allocates and fills the operands and computes both references with cuBLAS.
