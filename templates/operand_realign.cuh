@@ -1,9 +1,10 @@
 // Copies of operands whose start or rows are not 16-byte aligned (an odd leading dimension, a view into a
-// larger matrix) into rows that are, in the workspace, so that a TMA kernel reads them as it reads aligned
-// ones. Both operands in one launch: a thread writes one 16-byte chunk of a row at a time, shifted into
-// place from the one or two aligned words that hold it (swizzled_fill.cuh's realign); chunks at a row's
-// end load element by element and never touch memory outside the operand, and the row's padding is written as
-// zeros. Consecutive threads take consecutive chunks of a row, so the reads and writes coalesce.
+// larger matrix), or whose rows do not start on 32-byte sectors, into rows 128-byte aligned in the
+// workspace, so that a TMA kernel reads them at its full speed. Both operands in one launch: a thread writes
+// one 16-byte chunk of a row at a time, shifted into place from the one or two aligned words that hold it
+// (swizzled_fill.cuh's realign); chunks at a row's end load element by element and never touch memory outside
+// the operand, and the row's padding is written as zeros. Consecutive threads take consecutive chunks of a
+// row, so the reads and writes coalesce.
 #ifndef GEMMFORGE_OPERAND_REALIGN_CUH
 #define GEMMFORGE_OPERAND_REALIGN_CUH
 

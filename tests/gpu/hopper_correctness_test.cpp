@@ -84,7 +84,9 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   // one, come after its 16-bit ones. (gemm_tma's first two seeds copy the operands TMA cannot address first,
   // alone and in clusters; the others fill them through the producer's registers.) gemm_tma also stores C by
   // TMA (STAGE_C = 2) in persistent blocks, clusters, ping-pong teams, after a parallel reduction, next to
-  // stream-K segments adding into C, which it stages, and as the last segment of a streamed tile.
+  // stream-K segments adding into C, which it stages, and as the last segment of a streamed tile; and it
+  // copies first the operands whose rows are off 32-byte sectors (SECTOR_COPY: 16-bit 1000^3 without padding,
+  // rows 2000 bytes apart).
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
     std::vector<Config> configs = manifest.seeds();
@@ -104,7 +106,8 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
         {{"STAGE_C", 2}, {"STREAM_K", 1}, {"PERSISTENT", 0}},
         {{"SPLIT_PAR", 1}, {"STREAM_K", 1}, {"PERSISTENT", 0}},
         {{"SPLIT_PAR", 1}, {"STREAM_K", 1}, {"PERSISTENT", 1}},
-        {{"STAGE_C", 2}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}}};
+        {{"STAGE_C", 2}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}},
+        {{"SECTOR_COPY", 1}}};
     for (const auto& settings : variants) {
       for (const Config& seed : manifest.seeds()) {
         Config variant = seed;

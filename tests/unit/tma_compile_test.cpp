@@ -363,8 +363,7 @@ TEST(TmaTemplate, RealignGeometryCopiesOnlyTheUnalignedOperandsIntoTheWorkspace)
   EXPECT_EQ(g.operand_pass_bytes(), 2 * g.copy_bytes);
   EXPECT_GT(g.tma_box_b[0], 0);  // B now comes by TMA
   for (const auto& [name, value] : manifest.defines(config, nn)) {
-    if (name == "TMA_B" || name == "COPY_B") EXPECT_EQ(value, 1) << name;
-    if (name == "COPY_A") EXPECT_EQ(value, 0) << name;
+    if (name == "TMA_B") EXPECT_EQ(value, 1) << name;
     if (name == "PRODUCER_REGS") EXPECT_EQ(value, 32) << "no operand is filled through registers";
   }
   // Without REALIGN nothing is copied, and the pruned space does not repeat that config for aligned
@@ -406,6 +405,72 @@ TEST(TmaTemplate, RealignGeometryCopiesOnlyTheUnalignedOperandsIntoTheWorkspace)
   EXPECT_EQ(f.copy_ld_b, 1024);
   EXPECT_EQ(f.copy_offset_b, (1001 * 1024 * 4 + 255) / 256 * 256);
   EXPECT_EQ(f.copy_bytes, (1001 + 1003) * 1024 * 4);
+}
+
+// SECTOR_COPY (a launch parameter) copies operands whose rows are 16-byte aligned but, stored tight, off
+// 32-byte sectors, which TMA reads at half speed; where no operand's rows are, the pruned space does not
+// repeat SECTOR_COPY = 0. The kernel is the same either way.
+TEST(TmaTemplate, SectorCopyCopiesRowsOffThirtyTwoByteSectors) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config in_place = manifest.normalize(manifest.seeds().front());
+  in_place.set("REALIGN", 0);
+  Config copied = in_place;
+  copied.set("SECTOR_COPY", 1);
+  ASSERT_TRUE(manifest.find_parameter("SECTOR_COPY")->launch);
+  const auto pruned_by_rule = [&](const Config& config, const KernelProblem& problem, const char* rule) {
+    for (const Violation& v : manifest.pruned_by(config, device, problem)) {
+      if (v.constraint->name == rule) return true;
+    }
+    return false;
+  };
+
+  // 4104^3 BF16 nn: both operands' rows are 8208 bytes apart, 16-byte aligned, off sectors.
+  const KernelProblem off = typed_problem(4104, 4104, 4104, "nn", "bf16");
+  ASSERT_EQ(off.align_a, 8);
+  ASSERT_EQ(off.tight_lda() * 2, 8208);
+  ASSERT_TRUE(manifest.violations(copied, &device, &off).empty());
+  EXPECT_TRUE(manifest.pruned_by(copied, device, off).empty());
+  EXPECT_EQ(manifest.defines(copied, off), manifest.defines(in_place, off));
+  const LaunchGeometry g = manifest.geometry(copied, off, device);
+  EXPECT_EQ(g.copy_ld_a, 4160);  // 8320 bytes: whole 128-byte rows
+  EXPECT_EQ(g.copy_ld_b, 4160);
+  EXPECT_EQ(g.copy_bytes, 2 * 4104 * 4160 * 2);
+  EXPECT_FALSE(manifest.geometry(in_place, off, device).copies_operands());
+  Config realigned = in_place;
+  realigned.set("REALIGN", 1);
+  EXPECT_TRUE(pruned_by_rule(realigned, off, "realign_when_unaligned")) << "nothing is unaligned here";
+
+  // 4103 x 4105 x 4104 nn: REALIGN copies B (an odd ldb) alone, SECTOR_COPY A as well (rows of 8208 bytes).
+  const KernelProblem odd = typed_problem(4103, 4105, 4104, "nn", "bf16");
+  realigned = manifest.normalize(manifest.seeds().front());
+  ASSERT_EQ(realigned.at("REALIGN"), 1);
+  Config both = realigned;
+  both.set("SECTOR_COPY", 1);
+  for (const Config* config : {&realigned, &both}) {
+    ASSERT_TRUE(manifest.violations(*config, &device, &odd).empty());
+    EXPECT_TRUE(manifest.pruned_by(*config, device, odd).empty());
+  }
+  EXPECT_EQ(manifest.geometry(realigned, odd, device).copy_ld_a, 0);
+  EXPECT_EQ(manifest.geometry(realigned, odd, device).copy_ld_b, 4160);
+  EXPECT_EQ(manifest.geometry(both, odd, device).copy_ld_a, 4160);
+  EXPECT_EQ(manifest.geometry(both, odd, device).copy_ld_b, 4160);
+
+  // Rows on sectors (4096: 128 bytes apart; 4112: 32) are read in place, and SECTOR_COPY = 1 is pruned.
+  EXPECT_FALSE(pruned_by_rule(copied, off, "sector_copy_when_off_sectors"));
+  for (int64_t size : {4096, 4112}) {
+    const KernelProblem on = typed_problem(size, size, size, "nt", "bf16");
+    EXPECT_FALSE(manifest.geometry(copied, on, device).copies_operands()) << size;
+    EXPECT_TRUE(pruned_by_rule(copied, on, "sector_copy_when_off_sectors")) << size;
+  }
+
+  // TF32 nt with K = 1004: rows of 4016 bytes, 16-byte aligned, off sectors. FP32 reads split parts.
+  const KernelProblem tf32 = typed_problem(1024, 1024, 1004, "nt", "tf32");
+  ASSERT_TRUE(manifest.violations(copied, &device, &tf32).empty());
+  EXPECT_EQ(manifest.geometry(copied, tf32, device).copy_ld_a, 1024);
+  EXPECT_EQ(manifest.geometry(copied, tf32, device).copy_ld_b, 1024);
+  const KernelProblem fp32 = typed_problem(1024, 1024, 1004, "nt", "f32");
+  EXPECT_FALSE(manifest.violations(copied, &device, &fp32).empty());
 }
 
 TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
