@@ -109,6 +109,18 @@ Footprint FootprintReader::read(const Config& normalized) const {
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);
     f.thread_filled_bytes_per_k = filled_rows * element_bytes(problem_.dtype);
+    // An operand TMA reads where it lies (not split, not copied) whose rows stored tight are off sectors.
+    // A cluster's blocks share each B box, which crosses from L2 once for all of them.
+    const int64_t bytes = element_bytes(problem_.dtype);
+    const auto unsectored = [&](const std::array<int64_t, 2>& box, int64_t copy_ld, int64_t pitch) {
+      return box[0] > 0 && copy_ld == 0 && !geometry.splits_operands() && pitch % kTmaSectorBytes != 0;
+    };
+    const int64_t unsectored_rows =
+        (unsectored(geometry.tma_box_a, geometry.copy_ld_a, problem_.tight_lda() * bytes) ? f.tile_m : 0) +
+        (unsectored(geometry.tma_box_b, geometry.copy_ld_b, problem_.tight_ldb() * bytes)
+             ? f.tile_n / std::max<int64_t>(geometry.cluster, 1)
+             : 0);
+    f.unsectored_tma_bytes_per_k = unsectored_rows * bytes;
   }
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);

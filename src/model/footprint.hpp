@@ -35,6 +35,10 @@ struct Footprint {
   /// Bytes per unit of K of a block's operand tiles that its threads copy through registers in a kernel
   /// that loads the others by TMA (operands whose rows TMA cannot address).
   int64_t thread_filled_bytes_per_k = 0;
+  /// Bytes per unit of K of a block's operand tiles that TMA reads in place from rows that do not start on
+  /// 32-byte sectors (stored tight: a leading dimension of 8 modulo 16 16-bit elements, 4 modulo 8 floats);
+  /// B's once per cluster, whose blocks share its boxes.
+  int64_t unsectored_tma_bytes_per_k = 0;
   int64_t threads = 0;     ///< threads per block
   int64_t smem_bytes = 0;  ///< dynamic shared memory per block
   int64_t est_regs = 0;    ///< registers per thread as the manifest estimates them before compiling, at most

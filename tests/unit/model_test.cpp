@@ -290,6 +290,50 @@ TEST(CandidateTable, OperandsFilledThroughRegistersCostMoreThanCopyingThemForTma
   EXPECT_GT(by_threads.time_ms, 1.5 * by_copy.time_ms);
 }
 
+TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
+  // gemm_tma at 4104^3 BF16 nn: both operands' rows are 8208 bytes apart, off 32-byte sectors. Read in
+  // place, every tile's 128 + 256 rows per unit of K pass at the GPU's rate for such rows (561 tiles:
+  // bound by it); copied first (SECTOR_COPY), they pay the copy's pass instead.
+  KernelProblem p = testing::problem(4104, 4104, 4104);
+  p.dtype = p.c_dtype = Dtype::kBf16;
+  p.align_a = p.align_b = p.align_c = 8;
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  Config in_place = tma.manifest.normalize(tma.manifest.seeds().front());
+  in_place.set("REALIGN", 0);
+  Config copied = in_place;
+  copied.set("SECTOR_COPY", 1);
+  const model::FootprintReader reader(tma.manifest, kH100, p);
+  const Footprint c = reader.read(copied);
+  const Footprint i = reader.read(in_place);
+  EXPECT_EQ(c.unsectored_tma_bytes_per_k, 0);
+  EXPECT_EQ(i.unsectored_tma_bytes_per_k, (128 + 256) * 2);
+  EXPECT_EQ(c.operand_pass_bytes, 2 * 2 * 4104 * 4160 * 2);
+  EXPECT_GT(estimate(kH100, p, i, i.est_regs).time_ms, 1.2 * estimate(kH100, p, c, c.est_regs).time_ms);
+
+  // In clusters of two, B's boxes cross from L2 once for both blocks: half of its rows count.
+  Config clustered = in_place;
+  clustered.set("CLUSTER", 2);
+  EXPECT_EQ(reader.read(clustered).unsectored_tma_bytes_per_k, (128 + 256 / 2) * 2);
+
+  // At 4096^3 the rows start on sectors: nothing is charged.
+  KernelProblem aligned = p;
+  aligned.m = aligned.n = aligned.k = 4096;
+  EXPECT_EQ(model::FootprintReader(tma.manifest, kH100, aligned).read(in_place).unsectored_tma_bytes_per_k,
+            0);
+
+  // 1024 x 1024 x 8200 nt runs 32 tiles: the rate for the whole GPU does not bind them (measured 6%
+  // slower than at K = 8192).
+  KernelProblem few = p;
+  few.m = few.n = 1024, few.k = 8200, few.b_trans = true;
+  KernelProblem few_aligned = few;
+  few_aligned.k = 8192;
+  const Footprint f = model::FootprintReader(tma.manifest, kH100, few).read(in_place);
+  const Footprint g = model::FootprintReader(tma.manifest, kH100, few_aligned).read(in_place);
+  ASSERT_GT(f.unsectored_tma_bytes_per_k, 0);
+  EXPECT_LT(estimate(kH100, few, f, f.est_regs).time_ms,
+            1.05 * estimate(kH100, few_aligned, g, g.est_regs).time_ms);
+}
+
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
   // Whatever a template calls its tile sizes, its tiles must cover C: ceil(m / tile_m) x ceil(n / tile_n).
   // Two heights, since a template for few rows prunes the taller problem away.
