@@ -76,6 +76,26 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int in
       : "memory");
 }
 
+// An L2 policy for data read once: its lines are the first evicted, before lines others still need or have
+// written (a streamed operand then leaves the rest of L2 in place, dirty lines included, which would
+// otherwise go back to device memory while the kernel reads).
+__device__ __forceinline__ unsigned long long l2_evict_first_policy() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+// tma_load with an L2 policy for the box's lines.
+__device__ __forceinline__ void tma_load_hinted(void* dst, const TensorMap* map, int inner, int outer,
+                                                unsigned long long* barrier, unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
+      "l"(policy)
+      : "memory");
+}
+
 // Has the TMA engine store the box at element coordinates (inner, outer) of `map`'s tensor from shared memory
 // at `src` (laid out as the map's swizzle reads it); elements outside the tensor are not written. The
 // store joins this thread's open bulk group: bulk_commit() closes it.
@@ -136,6 +156,18 @@ __device__ __forceinline__ void tma_load_multicast(void* dst, const TensorMap* m
       "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
       "h"(mask)
+      : "memory");
+}
+
+// tma_load_multicast with an L2 policy for the box's lines.
+__device__ __forceinline__ void tma_load_multicast_hinted(void* dst, const TensorMap* map, int inner,
+                                                          int outer, unsigned long long* barrier,
+                                                          unsigned short mask, unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
+      "h"(mask), "l"(policy)
       : "memory");
 }
 

@@ -229,6 +229,7 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.persistent = launch_expr("persistent", "0");
     m.launch_.cluster = launch_expr("cluster", "1");
     m.launch_.cluster_units = launch_expr("cluster_units", "0");
+    m.launch_.l2_streamed = launch_expr("l2_streamed", "0");
     // Tensor map boxes come in pairs, both operands or neither.
     auto box = [&](const char* key) {
       const json& pair = launch.at(key);
@@ -534,6 +535,12 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
   copy(copy_a, problem.a_rows(), problem.a_row_length(), g.copy_ld_a, g.copy_offset_a);
   copy(copy_b, problem.b_rows(), problem.b_row_length(), g.copy_ld_b, g.copy_offset_b);
 
+  g.l2_streamed = launch_.l2_streamed.evaluate(symbols.data());
+  if (g.l2_streamed < 0 || g.l2_streamed > 2) {
+    throw InvalidArgumentError(
+        fmt::format("{}: launch.l2_streamed is {}; it must be 0 (neither operand), 1 (B) or 2 (A)", origin_,
+                    g.l2_streamed));
+  }
   g.cluster = std::max<int64_t>(1, launch_.cluster.evaluate(symbols.data()));
   if (g.cluster > 1) {
     if (g.split_k > 1 || g.stream_blocks > 0) {

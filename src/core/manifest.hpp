@@ -57,12 +57,12 @@ struct Constraint {
 /// slower from rows that are only 16-byte aligned: on an H100, BF16 4096x4104x4096 nn (B's rows 8208 bytes
 /// apart) ran 0.287 ms against 0.237 for 4096x4352x4096 (8704 bytes), the same 544 tiles.
 inline constexpr int64_t kWorkspaceRowBytes = 128;
-/// TMA reads rows that start on 32-byte sectors at its full speed, and rows merely 16-byte aligned at about
-/// half of it once most SMs read them (H100, BF16 nt: 2048x2048x8200, rows 16400 bytes apart, 0.163 ms
-/// against 0.089 at K = 8192; 1024x1024x8200 on 32 SMs 0.086 ms against 0.081 at 8192 and 8208). A manifest
-/// sees each operand's tight pitch (problem.pitch_a, pitch_b) to copy such rows first (gemm_tma's
-/// SECTOR_COPY), and the analytic model charges reading them in place.
-inline constexpr int64_t kTmaSectorBytes = 32;
+/// The GPU reads rows that start on 32-byte sectors at its full speed, and rows merely 16-byte aligned at
+/// about half of it once most SMs read them, by TMA and by 16-byte cp.async alike (H100, BF16 nt: gemm_tma
+/// at 2048x2048x8200, rows 16400 bytes apart, 0.163 ms against 0.089 at K = 8192; gemm_wgmma's cp.async
+/// 0.321 against 0.222). A manifest sees each operand's tight pitch (problem.pitch_a, pitch_b) to copy such
+/// rows first (gemm_tma's SECTOR_COPY), and the analytic model charges reading them in place.
+inline constexpr int64_t kSectorBytes = 32;
 
 /// How a config is launched for a problem.
 struct LaunchGeometry {
@@ -106,6 +106,9 @@ struct LaunchGeometry {
   int64_t copy_ld_b = 0;
   int64_t copy_offset_b = 0;
   int64_t copy_bytes = 0;  ///< bytes of the copies
+  /// The operand the kernel reads with an evict-first L2 policy (launch.l2_streamed): 1 B, 2 A, 0 neither.
+  /// Its lines give way first, so it comes from device memory again wherever other tiles read it later.
+  int64_t l2_streamed = 0;
   /// Workspace bytes of the partial tiles of a parallel split-K reduction or of stream-K segments summed
   /// through the workspace, which come first.
   int64_t partial_bytes = 0;
@@ -245,6 +248,7 @@ class Manifest {
     BoundExpression k_products;      // 3: operands split into TF32 parts first (LaunchGeometry::k_products)
     BoundExpression copy_a, copy_b;  // nonzero: the operand is copied with aligned rows first (copy_ld_a)
     BoundExpression wave;            // blocks the device runs at once
+    BoundExpression l2_streamed;     // LaunchGeometry::l2_streamed
     // Nonzero: slices write partial tiles and the last one sums them, rather than taking turns in C.
     BoundExpression parallel_split;
     BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split

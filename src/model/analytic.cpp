@@ -42,11 +42,13 @@ constexpr double kBlockStartMs = 0.003;
 // cannot address) keep few loads in flight: a block fills at about this rate, whatever its tile. Measured
 // on the H100 with gemm_tma at 4103x4105x4104 and 4097^3 BF16: 14 and 22 GB/s per block.
 constexpr double kThreadFillBytesPerMs = 18e6;
-// TMA reading operand rows that do not start on 32-byte sectors (kTmaSectorBytes): the GPU as a whole reads
-// them at about sm_count times this, however many SMs ask. Measured on the H100 (132 SMs) with gemm_tma,
-// 128 x 256 tiles, BF16: 2048x2048x8200 nt moved 811 MB of such boxes in 0.163 ms, 4104^3 nn 1.79 GB in
-// 0.370 ms, 4096x4096x4104 nt 1.64 GB in 0.326 ms; about 5.0 TB/s.
-constexpr double kUnsectoredTmaBytesPerSmMs = 38e6;
+// Operand rows that do not start on 32-byte sectors (kSectorBytes), read by TMA or by 16-byte cp.async: the
+// GPU as a whole reads them at about sm_count times this, however many SMs ask. Measured on the H100 (132
+// SMs), BF16: gemm_tma with 128 x 256 tiles moved 811 MB of such boxes in 0.163 ms at 2048x2048x8200 nt,
+// 1.79 GB in 0.370 ms at 4104^3 nn, 1.64 GB in 0.326 ms at 4096x4096x4104 nt; gemm_wgmma's cp.async 1.61 GB
+// in 0.321 ms at 2048x2048x8200 nt (64 x 128 tiles; 0.222 ms at K = 8192) and 537 MB in 0.110 ms at
+// 1024x1024x8200 nt (64 x 64 tiles; 0.084 ms at 8192); about 5.0 TB/s.
+constexpr double kUnsectoredBytesPerSmMs = 38e6;
 // Used when a device description lacks its clock.
 constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * 1.5e6;
 
@@ -189,12 +191,12 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
           f.parallel_split ? parallel_sums_ms(static_cast<double>(f.split_k)) : (f.split_k - 1) * handoff_ms;
     }
   }
-  if (f.unsectored_tma_bytes_per_k > 0) {
+  if (f.unsectored_bytes_per_k > 0) {
     // Every tile reads its whole K once, however its K is shared out.
     const double k_read = static_cast<double>(ceil_div(problem.k, std::max<int64_t>(f.k_granule, 1)) *
                                               std::max<int64_t>(f.k_granule, 1));
-    const double unsectored_ms = static_cast<double>(f.tiles) * k_read * f.unsectored_tma_bytes_per_k /
-                                 (kUnsectoredTmaBytesPerSmMs * device.sm_count);
+    const double unsectored_ms = static_cast<double>(f.tiles) * k_read * f.unsectored_bytes_per_k /
+                                 (kUnsectoredBytesPerSmMs * device.sm_count);
     e.main_loop_ms = std::max(e.main_loop_ms, unsectored_ms);
   }
   // Device memory: A and B are read while the blocks compute, so their reading overlaps the main loop;
@@ -208,6 +210,9 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
                 bandwidth;
     c_write_ms = bytes * static_cast<double>(problem.m) * problem.n / bandwidth;
   }
+  // An operand streamed through L2 (evict-first) is read from device memory again by every further tile row
+  // (B) or column (A) that needs it.
+  if (bandwidth > 0) e.dram_ms += static_cast<double>(f.streamed_reread_bytes) / bandwidth;
   // Operands split into TF32 parts or copied with aligned rows first: a pass of their own through device
   // memory, and its launch.
   const double operand_pass_ms =

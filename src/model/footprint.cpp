@@ -102,6 +102,13 @@ Footprint FootprintReader::read(const Config& normalized) const {
   }
   f.parallel_split = geometry.partial_bytes > 0;
   f.operand_pass_bytes = geometry.operand_pass_bytes();
+  if (geometry.l2_streamed != 0) {
+    const int64_t part_bytes = element_bytes(problem_.dtype) * geometry.operand_parts();
+    const bool streams_b = geometry.l2_streamed == 1;
+    const int64_t readers = streams_b ? (problem_.m + f.tile_m - 1) / std::max<int64_t>(f.tile_m, 1)
+                                      : (problem_.n + f.tile_n - 1) / std::max<int64_t>(f.tile_n, 1);
+    f.streamed_reread_bytes = (readers - 1) * problem_.k * (streams_b ? problem_.n : problem_.m) * part_bytes;
+  }
   f.k_products = geometry.k_products;
   f.operand_parts = geometry.operand_parts();
   f.fp32_math = manifest_.multiplies_in_fp32();
@@ -109,19 +116,22 @@ Footprint FootprintReader::read(const Config& normalized) const {
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);
     f.thread_filled_bytes_per_k = filled_rows * element_bytes(problem_.dtype);
-    // An operand TMA reads where it lies (not split, not copied) whose rows stored tight are off sectors.
-    // A cluster's blocks share each B box, which crosses from L2 once for all of them.
-    const int64_t bytes = element_bytes(problem_.dtype);
-    const auto unsectored = [&](const std::array<int64_t, 2>& box, int64_t copy_ld, int64_t pitch) {
-      return box[0] > 0 && copy_ld == 0 && !geometry.splits_operands() && pitch % kTmaSectorBytes != 0;
-    };
-    const int64_t unsectored_rows =
-        (unsectored(geometry.tma_box_a, geometry.copy_ld_a, problem_.tight_lda() * bytes) ? f.tile_m : 0) +
-        (unsectored(geometry.tma_box_b, geometry.copy_ld_b, problem_.tight_ldb() * bytes)
-             ? f.tile_n / std::max<int64_t>(geometry.cluster, 1)
-             : 0);
-    f.unsectored_tma_bytes_per_k = unsectored_rows * bytes;
   }
+  // An operand read where it lies (not split, not copied; with TMA, one that has a tensor map) whose rows
+  // stored tight are 16-byte aligned but off sectors. A TMA cluster's blocks share each B box, which
+  // crosses from L2 once for all of them.
+  const int64_t bytes = element_bytes(problem_.dtype);
+  const auto unsectored = [&](const std::array<int64_t, 2>& box, int64_t copy_ld, int64_t pitch) {
+    const bool in_place =
+        (!manifest_.loads_by_tma() || box[0] > 0) && copy_ld == 0 && !geometry.splits_operands();
+    return in_place && pitch % 16 == 0 && pitch % kSectorBytes != 0;
+  };
+  const int64_t unsectored_rows =
+      (unsectored(geometry.tma_box_a, geometry.copy_ld_a, problem_.tight_lda() * bytes) ? f.tile_m : 0) +
+      (unsectored(geometry.tma_box_b, geometry.copy_ld_b, problem_.tight_ldb() * bytes)
+           ? f.tile_n / std::max<int64_t>(geometry.cluster, 1)
+           : 0);
+  f.unsectored_bytes_per_k = unsectored_rows * bytes;
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);
   f.est_regs = derived(actual, regs_);

@@ -29,16 +29,19 @@ struct Footprint {
                                    ///< (stream-K segments add into one there in turn), rather than adding
                                    ///< into C one after the other
   int64_t operand_pass_bytes = 0;  ///< device memory the operand split or copies move before the main kernel
-  int64_t k_products = 1;          ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
-  int64_t operand_parts = 1;       ///< tiles of each operand a block loads per unit of K: 2 parts when split
-  bool fp32_math = false;          ///< the template multiplies in FP32 FFMA whatever its operands' type
+  /// Device memory an operand read with an evict-first L2 policy moves again: once more for every further
+  /// tile row that reads B (tile column that reads A), since its lines do not wait in L2 for them.
+  int64_t streamed_reread_bytes = 0;
+  int64_t k_products = 1;     ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
+  int64_t operand_parts = 1;  ///< tiles of each operand a block loads per unit of K: 2 parts when split
+  bool fp32_math = false;     ///< the template multiplies in FP32 FFMA whatever its operands' type
   /// Bytes per unit of K of a block's operand tiles that its threads copy through registers in a kernel
   /// that loads the others by TMA (operands whose rows TMA cannot address).
   int64_t thread_filled_bytes_per_k = 0;
-  /// Bytes per unit of K of a block's operand tiles that TMA reads in place from rows that do not start on
-  /// 32-byte sectors (stored tight: a leading dimension of 8 modulo 16 16-bit elements, 4 modulo 8 floats);
-  /// B's once per cluster, whose blocks share its boxes.
-  int64_t unsectored_tma_bytes_per_k = 0;
+  /// Bytes per unit of K of a block's operand tiles read in place (by TMA or by the threads' loads) from rows
+  /// 16-byte aligned that do not start on 32-byte sectors (stored tight: a leading dimension of 8 modulo 16
+  /// 16-bit elements, 4 modulo 8 floats); a TMA cluster's B once, since its blocks share its boxes.
+  int64_t unsectored_bytes_per_k = 0;
   int64_t threads = 0;     ///< threads per block
   int64_t smem_bytes = 0;  ///< dynamic shared memory per block
   int64_t est_regs = 0;    ///< registers per thread as the manifest estimates them before compiling, at most

@@ -305,21 +305,20 @@ TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
   const model::FootprintReader reader(tma.manifest, kH100, p);
   const Footprint c = reader.read(copied);
   const Footprint i = reader.read(in_place);
-  EXPECT_EQ(c.unsectored_tma_bytes_per_k, 0);
-  EXPECT_EQ(i.unsectored_tma_bytes_per_k, (128 + 256) * 2);
+  EXPECT_EQ(c.unsectored_bytes_per_k, 0);
+  EXPECT_EQ(i.unsectored_bytes_per_k, (128 + 256) * 2);
   EXPECT_EQ(c.operand_pass_bytes, 2 * 2 * 4104 * 4160 * 2);
   EXPECT_GT(estimate(kH100, p, i, i.est_regs).time_ms, 1.2 * estimate(kH100, p, c, c.est_regs).time_ms);
 
   // In clusters of two, B's boxes cross from L2 once for both blocks: half of its rows count.
   Config clustered = in_place;
   clustered.set("CLUSTER", 2);
-  EXPECT_EQ(reader.read(clustered).unsectored_tma_bytes_per_k, (128 + 256 / 2) * 2);
+  EXPECT_EQ(reader.read(clustered).unsectored_bytes_per_k, (128 + 256 / 2) * 2);
 
   // At 4096^3 the rows start on sectors: nothing is charged.
   KernelProblem aligned = p;
   aligned.m = aligned.n = aligned.k = 4096;
-  EXPECT_EQ(model::FootprintReader(tma.manifest, kH100, aligned).read(in_place).unsectored_tma_bytes_per_k,
-            0);
+  EXPECT_EQ(model::FootprintReader(tma.manifest, kH100, aligned).read(in_place).unsectored_bytes_per_k, 0);
 
   // 1024 x 1024 x 8200 nt runs 32 tiles: the rate for the whole GPU does not bind them (measured 6%
   // slower than at K = 8192).
@@ -329,9 +328,64 @@ TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
   few_aligned.k = 8192;
   const Footprint f = model::FootprintReader(tma.manifest, kH100, few).read(in_place);
   const Footprint g = model::FootprintReader(tma.manifest, kH100, few_aligned).read(in_place);
-  ASSERT_GT(f.unsectored_tma_bytes_per_k, 0);
+  ASSERT_GT(f.unsectored_bytes_per_k, 0);
   EXPECT_LT(estimate(kH100, few, f, f.est_regs).time_ms,
             1.05 * estimate(kH100, few_aligned, g, g.est_regs).time_ms);
+
+  // Threads' 16-byte cp.async read such rows at the same rate: gemm_wgmma's 64 x 64 tiles at the same
+  // problem make 256 of them, which move 537 MB of rows off sectors (measured 0.110 ms against 0.084 at
+  // K = 8192), and the estimate is at least that traffic at 5 TB/s. Rows 32-byte aligned (K = 8208) are not
+  // charged, nor rows that are not 16-byte aligned (K = 8201: other loads altogether).
+  const KernelTemplate& wgmma = TemplateLibrary::instance().get("gemm_wgmma");
+  Config small = wgmma.manifest.normalize(wgmma.manifest.seeds().front());
+  small.set("WGM", 1), small.set("WGN", 1), small.set("WN", 64), small.set("VEC_A", 8), small.set("VEC_B", 8);
+  small.set("FOLD", 0);
+  ASSERT_TRUE(wgmma.manifest.violations(small, &kH100, &few).empty());
+  const Footprint w = model::FootprintReader(wgmma.manifest, kH100, few).read(small);
+  ASSERT_EQ(w.tiles, 256);
+  EXPECT_EQ(w.unsectored_bytes_per_k, (64 + 64) * 2);
+  EXPECT_GE(estimate(kH100, few, w, w.est_regs).main_loop_ms, 256.0 * 8256 * 256 / 5.02e9);
+  for (int64_t k : {8192, 8208}) {
+    KernelProblem on = few;
+    on.k = k;
+    EXPECT_EQ(model::FootprintReader(wgmma.manifest, kH100, on).read(small).unsectored_bytes_per_k, 0) << k;
+  }
+  KernelProblem odd = few;
+  odd.k = 8201;
+  odd.align_a = odd.align_b = 1;
+  Config narrow = small;
+  narrow.set("VEC_A", 1), narrow.set("VEC_B", 1);
+  EXPECT_EQ(model::FootprintReader(wgmma.manifest, kH100, odd).read(narrow).unsectored_bytes_per_k, 0);
+}
+
+TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEveryFurtherTileThatNeedsIt) {
+  // gemm_tma, FP32 2047 x 1999 x 3001 nn with 128 x 128 tiles: B's TF32 parts streamed (L2_STREAM = 1) are
+  // read again by each of the 15 further tile rows; at 16 x 4096 x 4096 BF16 one tile row reads B, once.
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  Config plain = tma.manifest.normalize(tma.manifest.seeds()[9]);  // FP32: 128 x 128, FOLD 1
+  ASSERT_EQ(plain.at("FOLD"), 1);
+  Config streamed_b = plain;
+  streamed_b.set("L2_STREAM", 1);
+  Config streamed_a = plain;
+  streamed_a.set("L2_STREAM", 2);
+  KernelProblem p = testing::problem(2047, 1999, 3001);
+  p.align_a = p.align_b = p.align_c = 1;
+  const model::FootprintReader reader(tma.manifest, kH100, p);
+  const Footprint none = reader.read(plain);
+  const Footprint b = reader.read(streamed_b);
+  const Footprint a = reader.read(streamed_a);
+  EXPECT_EQ(none.streamed_reread_bytes, 0);
+  EXPECT_EQ(b.streamed_reread_bytes, int64_t{15} * 3001 * 1999 * 4 * 2);  // two TF32 parts of 4 bytes
+  EXPECT_EQ(a.streamed_reread_bytes, int64_t{15} * 3001 * 2047 * 4 * 2);
+  EXPECT_GT(estimate(kH100, p, b, b.est_regs).dram_ms, estimate(kH100, p, none, none.est_regs).dram_ms + 0.1);
+
+  KernelProblem skinny = testing::problem(16, 4096, 4096);
+  skinny.dtype = skinny.c_dtype = Dtype::kBf16;
+  skinny.align_a = skinny.align_b = skinny.align_c = 8;
+  Config small = tma.manifest.normalize(tma.manifest.seeds()[7]);  // 64 x 128, one consumer
+  small.set("L2_STREAM", 1);
+  ASSERT_TRUE(tma.manifest.violations(small, &kH100, &skinny).empty());
+  EXPECT_EQ(model::FootprintReader(tma.manifest, kH100, skinny).read(small).streamed_reread_bytes, 0);
 }
 
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {

@@ -473,6 +473,36 @@ TEST(TmaTemplate, SectorCopyCopiesRowsOffThirtyTwoByteSectors) {
   EXPECT_FALSE(manifest.violations(copied, &device, &fp32).empty());
 }
 
+TEST(TmaTemplate, L2StreamingIsAKernelParameterOfOperandsReadByTma) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config plain = manifest.normalize(manifest.seeds().front());
+  ASSERT_EQ(plain.at("L2_STREAM"), 0) << "absent from earlier configs: neither operand streamed";
+  const auto pruned = [&](const Config& config, const KernelProblem& problem) {
+    for (const Violation& v : manifest.pruned_by(config, device, problem)) {
+      if (v.constraint->name == "l2_stream_by_tma") return true;
+    }
+    return false;
+  };
+  const auto defines_of = [&](int64_t streamed, const KernelProblem& problem) {
+    Config config = plain;
+    config.set("L2_STREAM", streamed);
+    return manifest.defines(config, problem);
+  };
+  const KernelProblem aligned = typed_problem(128, 4096, 4096, "nn", "bf16");
+  EXPECT_NE(defines_of(1, aligned), defines_of(0, aligned)) << "the policy is compiled in";
+  EXPECT_NE(defines_of(2, aligned), defines_of(1, aligned));
+  for (int64_t streamed : {1, 2}) {
+    Config config = plain;
+    config.set("L2_STREAM", streamed);
+    EXPECT_TRUE(manifest.violations(config, &device, &aligned).empty()) << streamed;
+    EXPECT_FALSE(pruned(config, aligned)) << streamed;
+    // B's rows odd and filled through the producer's registers (REALIGN = 0): only A's boxes come by TMA.
+    config.set("REALIGN", 0);
+    EXPECT_EQ(pruned(config, typed_problem(1024, 1023, 1024, "nn", "bf16")), streamed == 1) << streamed;
+  }
+}
+
 TEST(TensorMaps, KeysFollowTheOperandsLayoutAndBadTensorsAreRefusedBeforeTheDriver) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90");
   KernelCall call;
@@ -638,6 +668,21 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       add(seed, problem, false);
     }
   }
+  // Either operand read with an evict-first L2 policy (L2_STREAM): alone and multicast in clusters, and B
+  // as the first operand of a transposed TF32 product.
+  for (const auto& [layout, type] : std::vector<std::pair<const char*, const char*>>{
+           {"nn", "bf16"}, {"tn", "f16>f32"}, {"nt", "f32"}, {"nn", "tf32"}}) {
+    const KernelProblem problem = typed_problem(128, 4096, 4096, layout, type);
+    for (int streamed : {1, 2}) {
+      for (Config seed : seeds) {
+        seed.set("L2_STREAM", streamed);
+        if (tma().manifest.violations(seed, &device, &problem).empty()) {
+          add(seed, problem, false);
+          if (seed.at("CLUSTER") == 1) break;
+        }
+      }
+    }
+  }
   std::mt19937_64 rng(5);
   for (const KernelProblem& problem :
        {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
@@ -675,6 +720,13 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
         // TMA copies the operands whose rows it can address (or their aligned copies); the producer's
         // realigned 16-byte loads the others, fenced for wgmma's reads (as C's slices are for TMA's).
         EXPECT_EQ(test_support::count(sass, "UTMALDG.2D") > 0, tma_a || tma_b) << what;
+        // A streamed operand's boxes carry their L2 policy (a descriptor operand), and no other box does.
+        size_t hinted = 0;
+        for (size_t at = sass.find("UTMALDG"); at != std::string::npos; at = sass.find("UTMALDG", at + 1)) {
+          const std::string line = sass.substr(at, sass.find('\n', at) - at);
+          if (line.find("desc[") != std::string::npos) ++hinted;
+        }
+        EXPECT_EQ(hinted > 0, spec.config.at("L2_STREAM") != 0) << what;
         EXPECT_EQ(test_support::count(sass, "LDG.E.128.CONSTANT") > 0, !(tma_a && tma_b)) << what;
         const bool by_tma = spec.config.at("STAGE_C") == 2;
         EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b) || by_tma) << what;
