@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "search_fixtures.hpp"
+#include "support/typed_problem.hpp"
 #include "tuner/candidate_table.hpp"
 
 namespace gemmforge::tuner {
@@ -226,9 +227,7 @@ TEST(CandidateTable, ReadsTileExtentsResourcesAndSplitOffTheManifest) {
 TEST(CandidateTable, AWarpSpecializedBlockHoldsOneShareOfTheRegisterFilePerThread) {
   // gemm_tma's 128 x 256 seed: its consumers need 184 registers a thread (EST_REGS), which setmaxnreg
   // gives them from the producer's; the block of 384 threads launches on 168 each and fits an SM.
-  KernelProblem p = testing::problem(4096, 4096, 4096);
-  p.dtype = p.c_dtype = Dtype::kBf16;
-  p.align_a = p.align_b = p.align_c = 8;
+  const KernelProblem p = test_support::typed_problem(4096, 4096, 4096, "nn", "bf16");
   const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
   const Config seed = tma.manifest.normalize(tma.manifest.seeds().front());
   ASSERT_EQ(seed.at("WN"), 256);
@@ -270,9 +269,7 @@ TEST(CandidateTable, OperandsFilledThroughRegistersCostMoreThanCopyingThemForTma
   // through the producer's registers, each block's B tile (256 columns of 2 bytes per unit of K) limits
   // its main loop; copied with aligned rows first (REALIGN), B costs one pass through device memory and
   // comes by TMA.
-  KernelProblem p = testing::problem(4103, 4105, 4104);
-  p.dtype = p.c_dtype = Dtype::kBf16;
-  p.align_a = 8, p.align_b = p.align_c = 1;
+  const KernelProblem p = test_support::typed_problem(4103, 4105, 4104, "nn", "bf16");  // aligned 8/1/1
   const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
   Config copied = tma.manifest.normalize(tma.manifest.seeds().front());
   ASSERT_EQ(copied.at("REALIGN"), 1);
@@ -294,9 +291,7 @@ TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
   // gemm_tma at 4104^3 BF16 nn: both operands' rows are 8208 bytes apart, off 32-byte sectors. Read in
   // place, every tile's 128 + 256 rows per unit of K pass at the GPU's rate for such rows (561 tiles:
   // bound by it); copied first (SECTOR_COPY), they pay the copy's pass instead.
-  KernelProblem p = testing::problem(4104, 4104, 4104);
-  p.dtype = p.c_dtype = Dtype::kBf16;
-  p.align_a = p.align_b = p.align_c = 8;
+  const KernelProblem p = test_support::typed_problem(4104, 4104, 4104, "nn", "bf16");
   const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
   Config in_place = tma.manifest.normalize(tma.manifest.seeds().front());
   in_place.set("REALIGN", 0);
@@ -368,8 +363,7 @@ TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEveryFurtherTileThat
   streamed_b.set("L2_STREAM", 1);
   Config streamed_a = plain;
   streamed_a.set("L2_STREAM", 2);
-  KernelProblem p = testing::problem(2047, 1999, 3001);
-  p.align_a = p.align_b = p.align_c = 1;
+  const KernelProblem p = test_support::typed_problem(2047, 1999, 3001, "nn", "f32");  // aligned 1/1/1
   const model::FootprintReader reader(tma.manifest, kH100, p);
   const Footprint none = reader.read(plain);
   const Footprint b = reader.read(streamed_b);
@@ -379,9 +373,7 @@ TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEveryFurtherTileThat
   EXPECT_EQ(a.streamed_reread_bytes, int64_t{15} * 3001 * 2047 * 4 * 2);
   EXPECT_GT(estimate(kH100, p, b, b.est_regs).dram_ms, estimate(kH100, p, none, none.est_regs).dram_ms + 0.1);
 
-  KernelProblem skinny = testing::problem(16, 4096, 4096);
-  skinny.dtype = skinny.c_dtype = Dtype::kBf16;
-  skinny.align_a = skinny.align_b = skinny.align_c = 8;
+  const KernelProblem skinny = test_support::typed_problem(16, 4096, 4096, "nn", "bf16");
   Config small = tma.manifest.normalize(tma.manifest.seeds()[7]);  // 64 x 128, one consumer
   small.set("L2_STREAM", 1);
   ASSERT_TRUE(tma.manifest.violations(small, &kH100, &skinny).empty());
