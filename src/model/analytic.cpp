@@ -20,9 +20,18 @@ constexpr int64_t kSmemReservedPerBlock = 1024;
 // Warps per SM that keep the FMA pipes busy: register tiles give each warp long runs of independent
 // FMAs, so two warps per scheduler cover shared-memory and pipeline latency.
 constexpr double kWarpsToHideLatency = 8;
-// L2 bandwidth against FP32 FMA throughput, in bytes per flop: about 6.7 TB/s against 67 TFLOP/s on
-// H100 and similar on A100; a block tile of intensity below 1 / kL2BytesPerFlop waits on its loads.
-constexpr double kL2BytesPerFlop = 0.1;
+// The L2's rate to one SM in bytes per SM clock, the same whatever the SM multiplies. Operand tiles, kept
+// many bytes in flight by TMA, cp.async or a register pipeline, cross at about 51 bytes a clock (13.4 TB/s
+// on the H100: 132 SMs at 1.98 GHz); a block tile of lower intensity than the SM's math rate over this
+// waits on its loads. Partial tiles of split-K and stream-K sums, which a block's threads read and write
+// after their main loop with few loads in flight, move at half that rate. Both used to be tied to the rate
+// of the kernel's math (0.1 byte per flop), which charged a 16-bit kernel's sums at 16 times the FP32
+// kernels' rate, more than an SM's port to L2 carries: with every H100 problem left out in turn,
+// 16x4096x4096 BF16 nn then took a stream-K config that cut 16 tiles into 8 segments each, predicted at
+// 0.65x of its time and measured 1.55x its best's (1.13x now); the left-out chosen configs ran 1.100x their
+// best's time (1.081x now).
+constexpr double kL2OperandBytesPerSmClock = 51.2;
+constexpr double kL2SumBytesPerSmClock = 25.6;
 // Each k-step a thread loads (and for tf32x3 splits) operands for its accumulators: about 2 * sqrt(acc)
 // values for acc accumulators, so issue time grows by a factor 1 + kOperandOverhead / sqrt(acc) over the
 // multiply-adds alone. Fitted on the H200 to sgemm_tf32x3 at 128x4096x4096, where 32x32 warp tiles (32
@@ -50,7 +59,8 @@ constexpr double kThreadFillBytesPerMs = 18e6;
 // 1024x1024x8200 nt (64 x 64 tiles; 0.084 ms at 8192); about 5.0 TB/s.
 constexpr double kUnsectoredBytesPerSmMs = 38e6;
 // Used when a device description lacks its clock.
-constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * 1.5e6;
+constexpr double kFallbackClockKhz = 1.5e6;
+constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * kFallbackClockKhz;
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -130,7 +140,10 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   }
   const double peak = f.fp32_math ? device.fp32_peak_tflops() : peak_tflops(problem.dtype, device);
   const double sm_flops_per_ms = peak > 0 ? peak * 1e9 / device.sm_count : kFallbackSmFlopsPerMs;
-  const double sm_bytes_per_ms = sm_flops_per_ms * kL2BytesPerFlop;
+  const double sm_clocks_per_ms =
+      device.clock_khz > 0 ? static_cast<double>(device.clock_khz) : kFallbackClockKhz;
+  const double sm_bytes_per_ms = sm_clocks_per_ms * kL2OperandBytesPerSmClock;
+  const double sm_sum_bytes_per_ms = sm_clocks_per_ms * kL2SumBytesPerSmClock;
   const int64_t warps_per_block = ceil_div(std::max<int64_t>(f.threads, 1), std::max(1, device.warp_size));
   const double accumulators = static_cast<double>(f.tile_m * f.tile_n) / std::max<int64_t>(f.threads, 1);
   const double issue_factor = 1 + kOperandOverhead / std::sqrt(std::max(accumulators, 1.0));
@@ -161,12 +174,12 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   e.memory_bound = full_compute_ms > 0 ? full_round_ms / full_compute_ms : 1;
   const double tile_bytes = static_cast<double>(element_bytes) * f.tile_m * f.tile_n;
   // A K range handing its sum to the next reads and writes C's tile.
-  const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_bytes_per_ms;
+  const double handoff_ms = kSliceHandoffMs + 2 * tile_bytes / sm_sum_bytes_per_ms;
   // K ranges summed through the workspace (parallel_split): each but the last leaves an FP32 partial tile
   // at once and the last reads them all, `pieces` partial tiles' worth in all.
   const double partial_bytes = 4.0 * f.tile_m * f.tile_n;
   const auto parallel_sums_ms = [&](double pieces) {
-    return kSliceHandoffMs + pieces * partial_bytes / sm_bytes_per_ms;
+    return kSliceHandoffMs + pieces * partial_bytes / sm_sum_bytes_per_ms;
   };
   if (stream) {
     // Whole tiles in full waves, then one wave of stream blocks.
@@ -193,8 +206,8 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
   }
   if (f.unsectored_bytes_per_k > 0) {
     // Every tile reads its whole K once, however its K is shared out.
-    const double k_read = static_cast<double>(ceil_div(problem.k, std::max<int64_t>(f.k_granule, 1)) *
-                                              std::max<int64_t>(f.k_granule, 1));
+    const int64_t granule = std::max<int64_t>(f.k_granule, 1);
+    const double k_read = static_cast<double>(ceil_div(problem.k, granule) * granule);
     const double unsectored_ms = static_cast<double>(f.tiles) * k_read * f.unsectored_bytes_per_k /
                                  (kUnsectoredBytesPerSmMs * device.sm_count);
     e.main_loop_ms = std::max(e.main_loop_ms, unsectored_ms);

@@ -191,11 +191,27 @@ TEST(Estimate, StreamKSegmentsThroughTheWorkspaceAreSummedOnceInsteadOfInTurn) {
 }
 
 TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
+  // A 16 x 16 tile of 16-bit operands does 8 flop per byte it loads, against an H100 SM's 4096 flop per
+  // clock on its tensor cores and the 51.2 bytes per clock its L2 delivers.
   Footprint f = tile_128x128(4096, 1, 4096);
-  f.tile_m = f.tile_n = 16;  // 4 flop/byte
+  f.tile_m = f.tile_n = 16;
   f.threads = 32;
   f.smem_bytes = 2048;  // 32 blocks per SM: enough warps that loads, not latency, set the pace
-  EXPECT_GT(estimate(kH100, kProblem, f, 64).memory_bound, 1.0);
+  KernelProblem half = kProblem;
+  half.dtype = half.c_dtype = Dtype::kBf16;
+  EXPECT_GT(estimate(kH100, half, f, 64).memory_bound, 1.0);
+}
+
+TEST(Estimate, PartialTilesCrossL2AtOneRateWhateverTheSmMultiplies) {
+  // The 16 FP32 partial tiles of a parallel split cost a BF16 kernel, 16 times FFMA's rate on its tensor
+  // cores, what they cost an FP32 one: the L2 feeds an SM at one rate.
+  Footprint parallel = tile_128x128(4, 16, 16384);
+  parallel.parallel_split = true;
+  KernelProblem half = kProblem;
+  half.dtype = Dtype::kBf16;
+  half.c_dtype = Dtype::kF32;
+  EXPECT_DOUBLE_EQ(estimate(kH100, half, parallel, 128).split_k_ms,
+                   estimate(kH100, kProblem, parallel, 128).split_k_ms);
 }
 
 TEST(Estimate, ABlockThatDoesNotFitTakesForever) {
