@@ -105,9 +105,9 @@ Footprint FootprintReader::read(const Config& normalized) const {
   if (geometry.l2_streamed != 0) {
     const int64_t part_bytes = element_bytes(problem_.dtype) * geometry.operand_parts();
     const bool streams_b = geometry.l2_streamed == 1;
-    const int64_t readers = streams_b ? (problem_.m + f.tile_m - 1) / std::max<int64_t>(f.tile_m, 1)
-                                      : (problem_.n + f.tile_n - 1) / std::max<int64_t>(f.tile_n, 1);
-    f.streamed_reread_bytes = (readers - 1) * problem_.k * (streams_b ? problem_.n : problem_.m) * part_bytes;
+    f.streamed_readers = streams_b ? (problem_.m + f.tile_m - 1) / std::max<int64_t>(f.tile_m, 1)
+                                   : (problem_.n + f.tile_n - 1) / std::max<int64_t>(f.tile_n, 1);
+    f.streamed_bytes = problem_.k * (streams_b ? problem_.n : problem_.m) * part_bytes;
   }
   f.k_products = geometry.k_products;
   f.operand_parts = geometry.operand_parts();

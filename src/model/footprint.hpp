@@ -29,9 +29,11 @@ struct Footprint {
                                    ///< (stream-K segments add into one there in turn), rather than adding
                                    ///< into C one after the other
   int64_t operand_pass_bytes = 0;  ///< device memory the operand split or copies move before the main kernel
-  /// Device memory an operand read with an evict-first L2 policy moves again: once more for every further
-  /// tile row that reads B (tile column that reads A), since its lines do not wait in L2 for them.
-  int64_t streamed_reread_bytes = 0;
+  /// An operand read with an evict-first L2 policy: its bytes (every part), and the tiles that read each of
+  /// its panels (tile rows for B, tile columns for A). Its lines do not wait in L2 for tiles of later
+  /// rounds.
+  int64_t streamed_bytes = 0;
+  int64_t streamed_readers = 0;
   int64_t k_products = 1;     ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
   int64_t operand_parts = 1;  ///< tiles of each operand a block loads per unit of K: 2 parts when split
   bool fp32_math = false;     ///< the template multiplies in FP32 FFMA whatever its operands' type

@@ -369,9 +369,10 @@ TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
   EXPECT_EQ(model::FootprintReader(wgmma.manifest, kH100, odd).read(narrow).unsectored_bytes_per_k, 0);
 }
 
-TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEveryFurtherTileThatNeedsIt) {
+TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEachLaterRoundOfTilesThatNeedsIt) {
   // gemm_tma, FP32 2047 x 1999 x 3001 nn with 128 x 128 tiles: B's TF32 parts streamed (L2_STREAM = 1) are
-  // read again by each of the 15 further tile rows; at 16 x 4096 x 4096 BF16 one tile row reads B, once.
+  // read by 16 tile rows, A's (L2_STREAM = 2) by 16 tile columns; the 256 tiles run in two rounds over the
+  // 132 SMs, so the streamed operand comes from device memory twice.
   const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
   Config plain = tma.manifest.normalize(tma.manifest.seeds()[9]);  // FP32: 128 x 128, FOLD 1
   ASSERT_EQ(plain.at("FOLD"), 1);
@@ -384,16 +385,27 @@ TEST(CandidateTable, AnOperandStreamedThroughL2IsReadAgainByEveryFurtherTileThat
   const Footprint none = reader.read(plain);
   const Footprint b = reader.read(streamed_b);
   const Footprint a = reader.read(streamed_a);
-  EXPECT_EQ(none.streamed_reread_bytes, 0);
-  EXPECT_EQ(b.streamed_reread_bytes, int64_t{15} * 3001 * 1999 * 4 * 2);  // two TF32 parts of 4 bytes
-  EXPECT_EQ(a.streamed_reread_bytes, int64_t{15} * 3001 * 2047 * 4 * 2);
-  EXPECT_GT(estimate(kH100, p, b, b.est_regs).dram_ms, estimate(kH100, p, none, none.est_regs).dram_ms + 0.1);
+  EXPECT_EQ(none.streamed_bytes, 0);
+  EXPECT_EQ(b.streamed_readers, 16);
+  EXPECT_EQ(b.streamed_bytes, int64_t{3001} * 1999 * 4 * 2);  // two TF32 parts of 4 bytes
+  EXPECT_EQ(a.streamed_readers, 16);
+  EXPECT_EQ(a.streamed_bytes, int64_t{3001} * 2047 * 4 * 2);
+  const Estimate plain_e = estimate(kH100, p, none, none.est_regs);
+  ASSERT_EQ(std::ceil(plain_e.waves.waves), 2);
+  EXPECT_NEAR(estimate(kH100, p, b, b.est_regs).dram_ms - plain_e.dram_ms,
+              b.streamed_bytes / model::dram_bytes_per_ms(kH100), 1e-12);
 
+  // At 16 x 4096 x 4096 BF16 one tile row reads B, once.
   const KernelProblem skinny = test_support::typed_problem(16, 4096, 4096, "nn", "bf16");
   Config small = tma.manifest.normalize(tma.manifest.seeds()[7]);  // 64 x 128, one consumer
-  small.set("L2_STREAM", 1);
-  ASSERT_TRUE(tma.manifest.violations(small, &kH100, &skinny).empty());
-  EXPECT_EQ(model::FootprintReader(tma.manifest, kH100, skinny).read(small).streamed_reread_bytes, 0);
+  Config small_streamed = small;
+  small_streamed.set("L2_STREAM", 1);
+  ASSERT_TRUE(tma.manifest.violations(small_streamed, &kH100, &skinny).empty());
+  const model::FootprintReader skinny_reader(tma.manifest, kH100, skinny);
+  const Footprint once = skinny_reader.read(small_streamed);
+  EXPECT_EQ(once.streamed_readers, 1);
+  EXPECT_DOUBLE_EQ(estimate(kH100, skinny, once, once.est_regs).dram_ms,
+                   estimate(kH100, skinny, skinny_reader.read(small), once.est_regs).dram_ms);
 }
 
 TEST(CandidateTable, ProbesTileExtentsOfEveryTemplate) {
