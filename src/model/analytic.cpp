@@ -28,8 +28,8 @@ constexpr double kWarpsToHideLatency = 8;
 // of the kernel's math (0.1 byte per flop), which charged a 16-bit kernel's sums at 16 times the FP32
 // kernels' rate, more than an SM's port to L2 carries: with every H100 problem left out in turn,
 // 16x4096x4096 BF16 nn then took a stream-K config that cut 16 tiles into 8 segments each, predicted at
-// 0.65x of its time and measured 1.55x its best's (1.13x now); the left-out chosen configs ran 1.100x their
-// best's time (1.081x now).
+// 0.65x of its time and measured 1.55x its best's (1.13x with these rates); the left-out chosen configs ran
+// 1.100x their best's time (1.081x with these rates).
 constexpr double kL2OperandBytesPerSmClock = 51.2;
 constexpr double kL2SumBytesPerSmClock = 25.6;
 // Each k-step a thread loads (and for tf32x3 splits) operands for its accumulators: about 2 * sqrt(acc)
