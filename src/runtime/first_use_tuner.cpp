@@ -78,6 +78,11 @@ bool FirstUseTuner::pending(const KernelProblem& problem) const {
   return false;
 }
 
+bool FirstUseTuner::interrupted(const KernelProblem& problem) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return interrupted_.count(problem) != 0;
+}
+
 void FirstUseTuner::stop() {
   std::lock_guard<std::mutex> one_at_a_time(stop_mutex_);
   std::thread thread;
@@ -137,6 +142,11 @@ void FirstUseTuner::run() {
 
     lock.lock();
     current_.reset();
+    if (outcome.status == TuneOutcome::Status::kStopped) {
+      interrupted_.insert(problem);
+    } else {
+      interrupted_.erase(problem);
+    }
     switch (outcome.status) {
       case TuneOutcome::Status::kTuned:
       case TuneOutcome::Status::kSkipped:
@@ -169,7 +179,7 @@ TuneOutcome FirstUseTuner::tune(const KernelProblem& problem) {
       if (stop_requested_within(options_.poll_interval_s)) return stopped();
     }
   }
-  if (options_.still_needed) {
+  if (options_.still_needed && !interrupted(problem)) {
     try {
       if (!options_.still_needed(problem)) {
         return TuneOutcome{TuneOutcome::Status::kSkipped, "tuned meanwhile by another process"};

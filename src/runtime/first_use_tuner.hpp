@@ -47,7 +47,8 @@ struct FirstUseTunerOptions {
   /// Starts tuning a problem. An exception it throws fails that tune, with its message.
   std::function<std::unique_ptr<TuneJob>(const KernelProblem&)> launch;
   /// Asked once the lock is held, before launching: false when the problem needs no tune any more (another
-  /// process tuned it while this one waited). Null: always needed.
+  /// process tuned it while this one waited). Not asked for a problem whose last tune a stop cut short:
+  /// its own stored trials would answer for it. Null: always needed.
   std::function<bool(const KernelProblem&)> still_needed;
   /// Called on the tuner's thread after each tune that ended ok (tuned, or skipped as tuned meanwhile),
   /// before the next one starts: the runtime loads the tuned plan here. An exception it throws counts the
@@ -84,6 +85,10 @@ class FirstUseTuner {
   /// True while `problem` waits or is being tuned.
   bool pending(const KernelProblem& problem) const;
 
+  /// True for a problem whose last tune a stop ended before it finished: the trials it stored are a search
+  /// cut short, which select a result all the same, and a tune queued again resumes them.
+  bool interrupted(const KernelProblem& problem) const;
+
   /// Ends the tune in flight (killing it), drops the queue and joins the thread. The problems dropped or
   /// ended may be queued again; those tuned or failed may not. A later enqueue() starts a new thread.
   void stop();
@@ -103,6 +108,7 @@ class FirstUseTuner {
   std::condition_variable wake_;
   std::deque<KernelProblem> queue_;
   std::set<KernelProblem> seen_;          // queued at some time and not dropped by a stop
+  std::set<KernelProblem> interrupted_;   // whose last tune a stop ended
   std::optional<KernelProblem> current_;  // being tuned
   uint64_t finished_ = 0;
   uint64_t failed_ = 0;

@@ -208,8 +208,10 @@ void Runtime::build_plan(const KernelProblem& problem) {
       record_miss_once(*databases_.writable(), *device_id_, problem)) {
     ++misses_recorded_;
   }
-  // A problem no generated kernel computes has nothing to tune.
-  const bool tune = first_use_ && selection.choice && !rests_on_tuning(selection, problem);
+  // A problem no generated kernel computes has nothing to tune. One whose tune a stop cut short is tuned
+  // again, resuming the trials that now select its result.
+  const bool tune = first_use_ && selection.choice &&
+                    (!rests_on_tuning(selection, problem) || first_use_->interrupted(problem));
   const rtc::KernelSpec spec = plan->spec.value_or(rtc::KernelSpec{});
   {
     std::unique_lock lock(plans_mutex_);

@@ -184,7 +184,8 @@ TEST_F(ApiFirstUse, ClearingTheCacheOrDestroyingTheRuntimeEndsATuneInFlight) {
 
   // Planned again, the problem is queued again, and served correctly meanwhile.
   EXPECT_EQ(check(*runtime, c), "");
-  EXPECT_NE(runtime->query(shape).basis.find("tuned in the background"), std::string::npos);
+  const std::string basis = runtime->query(shape).basis;
+  EXPECT_NE(basis.find("tuned in the background"), std::string::npos) << basis;
   std::this_thread::sleep_for(std::chrono::seconds(1));
   start = Clock::now();
   runtime.reset();

@@ -209,6 +209,33 @@ TEST(FirstUseTuner, StopKillsTheTuneInFlightAndDropsTheQueue) {
   EXPECT_EQ(script.launches(), (std::vector<KernelProblem>{problem(1), problem(2), problem(1)}));
 }
 
+// A stopped tune stored some trials, which select a result for its problem as a finished tune's would: asked
+// whether the problem still needs its tune, the runtime would say no. The tune queued again resumes them
+// all the same, and once it has run to its end the problem is no longer marked.
+TEST(FirstUseTuner, ATuneAStopCutShortIsResumedThoughItsTrialsSelectAResult) {
+  Script script;
+  script.open = false;
+  FirstUseTunerOptions options = fake_options(script);
+  std::atomic<int> asked{0};
+  options.still_needed = [&](const KernelProblem&) { return ++asked == 1; };
+  FirstUseTuner tuner(std::move(options));
+  ASSERT_TRUE(tuner.enqueue(problem(1)));
+  ASSERT_TRUE(wait_until([&] { return script.launches().size() == 1; }));
+  EXPECT_FALSE(tuner.interrupted(problem(1)));
+  tuner.stop();
+  EXPECT_TRUE(tuner.interrupted(problem(1)));
+  EXPECT_FALSE(tuner.interrupted(problem(2)));
+
+  script.open = true;
+  ASSERT_TRUE(tuner.enqueue(problem(1)));
+  ASSERT_TRUE(wait_until([&] { return tuner.stats().finished == 1; }));
+  EXPECT_EQ(script.launches(), (std::vector<KernelProblem>{problem(1), problem(1)}));
+  EXPECT_EQ(asked, 1) << "the resumed tune asked whether it was still needed";
+  ASSERT_EQ(script.finishes().size(), 1u);
+  EXPECT_EQ(script.finishes()[0].second, Status::kTuned);
+  EXPECT_FALSE(tuner.interrupted(problem(1)));
+}
+
 TEST(FirstUseTuner, ATunePastItsTimeLimitIsEndedAndFails) {
   Script script;
   script.open = false;
