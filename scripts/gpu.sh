@@ -2,8 +2,9 @@
 # Builds here and runs on a GPU machine that lacks the development packages.
 #   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
 #   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
-#                                also: benches, tune, suite, sass, ...). TEST_SHARD=K/N runs the K-th of N shards
-#                                of the GPU tests (K from 0), so the suite fits commands with a time limit.
+#                                also: tests-each, benches, tune, suite, sass, ...). TEST_SHARD=K/N runs the K-th
+#                                of N shards of the GPU tests (K from 0), so the suite fits commands with a time
+#                                limit; tests-each runs each test in a process of its own, over every GPU at once.
 #                                Past 7 files, what the steps wrote goes into one results.tar.gz beside summary.txt.
 # The binaries link SQLiteCpp statically and spdlog/fmt header-only; at run time they need only
 # libsqlite3.so.0, the CUDA 13 runtime libraries (cuBLAS, NVRTC) and the driver.
@@ -58,6 +59,42 @@ case "$mode" in
           "${shard[@]}" gemmforge_gpu_tests --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}" 2>&1 |
             tee "$out/gpu-tests.log" | tail -40
           echo "gpu tests${TEST_SHARD:+ (shard $TEST_SHARD)}: exit ${PIPESTATUS[0]}" >> "$summary"
+          set -e
+          ;;
+        tests-each)
+          # Every GPU test in a process of its own (one test's crash or hang ends only that test), the tests
+          # dealt round robin to one queue per GPU, the queues running at once. TEST_TIMEOUT (300 s) bounds a
+          # test, TESTS_BUDGET (540 s) the step: the tests it does not reach are listed as not run.
+          # TEST_FILTER and TEST_SHARD choose the tests as for `tests`.
+          set +e
+          shard=()
+          if [ -n "${TEST_SHARD:-}" ]; then
+            shard=(env "GTEST_SHARD_INDEX=${TEST_SHARD%/*}" "GTEST_TOTAL_SHARDS=${TEST_SHARD#*/}")
+          fi
+          "${shard[@]}" gemmforge_gpu_tests --gtest_list_tests --gtest_filter="${TEST_FILTER:-*}" |
+            awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }' | grep -v 'ChildProcessPart$' > "$out/tests-each.list"
+          gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+          deadline=$(($(date +%s) + ${TESTS_BUDGET:-540}))
+          for ((gpu = 0; gpu < gpus; ++gpu)); do
+            awk -v n="$gpus" -v g="$gpu" '(NR - 1) % n == g' "$out/tests-each.list" | while read -r test; do
+              left=$((deadline - $(date +%s)))
+              if [ "$left" -le 0 ]; then echo "$test gpu $gpu not-run" >> "$out/tests-each.$gpu"; continue; fi
+              start=$(date +%s.%N)
+              CUDA_VISIBLE_DEVICES=$gpu timeout $((left < ${TEST_TIMEOUT:-300} ? left : ${TEST_TIMEOUT:-300})) \
+                gemmforge_gpu_tests --gtest_filter="$test" > "$out/test.$gpu.log" 2>&1
+              status=$?
+              result=$(grep -oE '^\[  (PASSED|FAILED|SKIPPED) ' "$out/test.$gpu.log" | head -1 | tr -d '[] ')
+              [ "$status" -eq 124 ] && result=TIMEOUT
+              seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+              echo "$test gpu $gpu ${result:-exit-$status} ${seconds}s" >> "$out/tests-each.$gpu"
+              [ "${result:-}" = PASSED ] || [ "${result:-}" = SKIPPED ] || tail -40 "$out/test.$gpu.log" >> "$out/tests-each-failures.log"
+            done &
+          done
+          wait
+          cat "$out"/tests-each.[0-9]* > "$out/tests-each.txt" && rm -f "$out"/tests-each.[0-9]* "$out"/test.[0-9]*.log
+          awk '{ count[$4]++ } END { for (r in count) printf "%s %d  ", r, count[r]; print "" }' "$out/tests-each.txt" |
+            sed 's/^/gpu tests, a process each: /' >> "$summary"
+          grep -vE ' (PASSED|SKIPPED) ' "$out/tests-each.txt"
           set -e
           ;;
         sanitize)
