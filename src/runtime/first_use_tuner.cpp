@@ -142,21 +142,19 @@ void FirstUseTuner::run() {
 
     lock.lock();
     current_.reset();
-    if (outcome.status == TuneOutcome::Status::kStopped) {
-      interrupted_.insert(problem);
-    } else {
-      interrupted_.erase(problem);
-    }
     switch (outcome.status) {
       case TuneOutcome::Status::kTuned:
       case TuneOutcome::Status::kSkipped:
         ++finished_;
+        interrupted_.erase(problem);
         break;
       case TuneOutcome::Status::kFailed:
         ++failed_;
+        interrupted_.erase(problem);
         break;
       case TuneOutcome::Status::kStopped:
         seen_.erase(problem);  // not tuned: a later call may queue it again
+        interrupted_.insert(problem);
         break;
     }
   }
