@@ -67,25 +67,26 @@ case "$mode" in
           # test, TESTS_BUDGET (540 s) the step: the tests it does not reach are listed as not run.
           # TEST_FILTER and TEST_SHARD choose the tests as for `tests`.
           set +e
-          shard=()
-          if [ -n "${TEST_SHARD:-}" ]; then
-            shard=(env "GTEST_SHARD_INDEX=${TEST_SHARD%/*}" "GTEST_TOTAL_SHARDS=${TEST_SHARD#*/}")
-          fi
-          "${shard[@]}" gemmforge_gpu_tests --gtest_list_tests --gtest_filter="${TEST_FILTER:-*}" |
-            awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }' | grep -v 'ChildProcessPart$' > "$out/tests-each.list"
+          # --gtest_list_tests lists every test whatever the shard: the K-th of N takes every N-th from the K-th.
+          shard_index=0 shards=1
+          [ -n "${TEST_SHARD:-}" ] && shard_index=${TEST_SHARD%/*} shards=${TEST_SHARD#*/}
+          gemmforge_gpu_tests --gtest_list_tests --gtest_filter="${TEST_FILTER:-*}" |
+            awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }' | grep -v 'ChildProcessPart$' |
+            awk -v n="$shards" -v k="$shard_index" '(NR - 1) % n == k' > "$out/tests-each.list"
           gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+          test_timeout=${TEST_TIMEOUT:-300}
           deadline=$(($(date +%s) + ${TESTS_BUDGET:-540}))
           for ((gpu = 0; gpu < gpus; ++gpu)); do
             awk -v n="$gpus" -v g="$gpu" '(NR - 1) % n == g' "$out/tests-each.list" | while read -r test; do
               left=$((deadline - $(date +%s)))
               if [ "$left" -le 0 ]; then echo "$test gpu $gpu not-run" >> "$out/tests-each.$gpu"; continue; fi
-              limit=$((left < ${TEST_TIMEOUT:-300} ? left : ${TEST_TIMEOUT:-300}))
+              limit=$((left < test_timeout ? left : test_timeout))
               start=$(date +%s.%N)
               CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" gemmforge_gpu_tests --gtest_filter="$test" > "$out/test.$gpu.log" 2>&1
               status=$?
               result=$(grep -oE '^\[  (PASSED|FAILED|SKIPPED) ' "$out/test.$gpu.log" | head -1 | tr -d '[] ')
               # Stopped by the step's budget rather than by the test's own limit: not finished, not hung.
-              [ "$status" -eq 124 ] && result=$([ "$limit" -lt "${TEST_TIMEOUT:-300}" ] && echo unfinished || echo TIMEOUT)
+              [ "$status" -eq 124 ] && result=$([ "$limit" -lt "$test_timeout" ] && echo unfinished || echo TIMEOUT)
               seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
               echo "$test gpu $gpu ${result:-exit-$status} ${seconds}s" >> "$out/tests-each.$gpu"
               [ "${result:-}" = PASSED ] || [ "${result:-}" = SKIPPED ] || tail -40 "$out/test.$gpu.log" >> "$out/tests-each-failures.log"
