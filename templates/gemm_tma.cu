@@ -439,43 +439,62 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
   });
 }
 
-// A consumer's wgmmas of one product over a stage's four K steps, both operands from shared memory: A's tile
-// (or part) at `a`, B's at `b`. The first step starts the accumulators afresh if `fresh`. (With RS_A this
-// compiles to nothing.)
-__device__ __forceinline__ void issue_product(const char* a, const char* b, int wg_m, int wg_n, bool fresh,
+// A wgmma descriptor's start field holds its tile's shared-memory address / 16 in the low 14 bits, and
+// shared memory ends below 256 KB: the tile `bytes` further on (a multiple of 16) has the descriptor plus
+// bytes / 16, no carry leaving the field. The main loop steps its descriptors so from one built before it,
+// rather than building each of a stage's eight anew (about a third of a consumer's main-loop instructions).
+__device__ __forceinline__ unsigned long long advance(unsigned long long descriptor, unsigned bytes) {
+  const unsigned start = static_cast<unsigned>(descriptor) + (bytes >> 4);  // the low word alone: no carry
+  return (descriptor & ~0xffffffffull) | start;
+}
+
+// The descriptors of a consumer warpgroup's parts of A's and B's tiles in stage 0 (the big parts' with
+// PRODUCTS = 3).
+struct Descriptors {
+  unsigned long long a;
+  unsigned long long b;
+};
+
+__device__ __forceinline__ Descriptors stage_zero_descriptors(const char* smem, int wg_m, int wg_n) {
+  const char* a = smem + wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
+  const char* b = smem + kATileBytes + wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
+  return Descriptors{A_MN ? gf::smem_descriptor_mn(a, kBoxBytes) : gf::smem_descriptor(a),
+                     B_MN ? gf::smem_descriptor_mn(b, kBoxBytes) : gf::smem_descriptor(b)};
+}
+
+// A consumer's wgmmas of one product over a stage's four K steps, both operands from shared memory, A's
+// and B's parts described by `a` and `b`. The first step starts the accumulators afresh if `fresh`. (With
+// RS_A this compiles to nothing.)
+__device__ __forceinline__ void issue_product(unsigned long long a, unsigned long long b, bool fresh,
                                               float (&d)[kTilesN][4]) {
   if constexpr (!RS_A) {
-    a += wg_m * (A_MN ? 64 / kBoxElems * kBoxBytes : 64 * 128);
-    b += wg_n * (B_MN ? WN / kBoxElems * kBoxBytes : WN * 128);
-    constexpr int kAStep = A_MN ? 16 * 128 : 32;  // bytes per K step: 16 rows of K, or 32 bytes along a row
-    constexpr int kBStep = B_MN ? 16 * 128 : 32;
+    // Bytes per K step: 16 rows of K (MN-major), or 32 bytes along each row (K-major).
+    constexpr unsigned kAStep = A_MN ? 16 * 128 : 32;
+    constexpr unsigned kBStep = B_MN ? 16 * 128 : 32;
 #pragma unroll
     for (int step = 0; step < kKSteps; ++step) {
-      const unsigned long long desc_a = A_MN ? gf::smem_descriptor_mn(a + kAStep * step, kBoxBytes)
-                                             : gf::smem_descriptor(a + kAStep * step);
-      const unsigned long long desc_b = B_MN ? gf::smem_descriptor_mn(b + kBStep * step, kBoxBytes)
-                                             : gf::smem_descriptor(b + kBStep * step);
-      gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(d, desc_a, desc_b, fresh && step == 0 ? 0 : 1);
+      gf::wgmma_major<WN, kOperands, A_MN != 0, B_MN != 0>(
+          d, advance(a, kAStep * step), advance(b, kBStep * step), fresh && step == 0 ? 0 : 1);
     }
   }
 }
 
-// A consumer's wgmmas over one stage as one commit group: its product, or with PRODUCTS = 3 small(A) big(B),
-// big(A) small(B) and big(A) big(B), the small terms first. (With RS_A the consumers run issue_stage_rs,
-// and this compiles to nothing.)
-__device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_n, bool fresh,
+// A consumer's wgmmas over stage `stage` as one commit group: its product, or with PRODUCTS = 3 small(A)
+// big(B), big(A) small(B) and big(A) big(B), the small terms first. (With RS_A the consumers run
+// issue_stage_rs, and this compiles to nothing.)
+__device__ __forceinline__ void issue_stage(const Descriptors& stage_zero, int stage, bool fresh,
                                             float (&d)[kTilesN][4]) {
   if constexpr (!RS_A) {
-    const char* a = stage;
-    const char* b = stage + kATileBytes;
+    const unsigned long long a = advance(stage_zero.a, stage * kStageBytes);
+    const unsigned long long b = advance(stage_zero.b, stage * kStageBytes);
     gf::fence_accumulators(d);
     gf::wgmma_fence();
     if constexpr (PRODUCTS == 3) {
-      issue_product(a + kPartBytes, b, wg_m, wg_n, fresh, d);
-      issue_product(a, b + kPartBytes, wg_m, wg_n, false, d);
-      issue_product(a, b, wg_m, wg_n, false, d);
+      issue_product(advance(a, kPartBytes), b, fresh, d);
+      issue_product(a, advance(b, kPartBytes), false, d);
+      issue_product(a, b, false, d);
     } else {
-      issue_product(a, b, wg_m, wg_n, fresh, d);
+      issue_product(a, b, fresh, d);
     }
     gf::wgmma_commit();
     gf::fence_accumulators(d);
@@ -487,11 +506,11 @@ __device__ __forceinline__ void issue_stage(const char* stage, int wg_m, int wg_
 // fragment's registers the next step fills (two sets alternate; the tensor cores meanwhile run the step
 // just issued). After a stage's first step the stage before has retired: previous_stage_retired() runs.
 template <typename Retired>
-__device__ __forceinline__ void issue_stage_rs(const char* stage, int wg_m, int wg_n, bool fresh,
-                                               float (&d)[kTilesN][4], unsigned (&frags)[2][4],
-                                               Retired&& previous_stage_retired) {
-  const char* a = stage + wg_m * (64 / kBoxElems * kBoxBytes);
-  const char* b = stage + kATileBytes + wg_n * (WN * 128);
+__device__ __forceinline__ void issue_stage_rs(const char* smem, const Descriptors& stage_zero, int stage,
+                                               int wg_m, bool fresh, float (&d)[kTilesN][4],
+                                               unsigned (&frags)[2][4], Retired&& previous_stage_retired) {
+  const char* a = smem + stage * kStageBytes + wg_m * (64 / kBoxElems * kBoxBytes);
+  const unsigned long long b = advance(stage_zero.b, stage * kStageBytes);
   static_assert(kKSteps % 2 == 0, "a stage's steps alternate between the two fragment sets");
   gf::fence_accumulators(d);
 #pragma unroll
@@ -499,7 +518,7 @@ __device__ __forceinline__ void issue_stage_rs(const char* stage, int wg_m, int 
     unsigned(&fragment)[4] = frags[step % 2];
     gf::load_tf32_fragment_mn(a, kBoxBytes, step, fragment);
     gf::wgmma_fence();
-    gf::wgmma_tf32_rs<WN>(d, fragment, gf::smem_descriptor(b + 32 * step), fresh && step == 0 ? 0 : 1);
+    gf::wgmma_tf32_rs<WN>(d, fragment, advance(b, 32 * step), fresh && step == 0 ? 0 : 1);
     gf::wgmma_commit();
     gf::wgmma_wait<1>();
     gf::fence_fragment(frags[(step + 1) % 2]);
@@ -664,6 +683,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
   const int wg_m = consumer % kConsumers % WGM;
   const int wg_n = consumer % kConsumers / WGM;
   const int lane = static_cast<int>(threadIdx.x) % 32;
+  const Descriptors stage_zero = stage_zero_descriptors(smem, wg_m, wg_n);
   float acc[kTilesN][4];
   float sums[kTilesN][4];  // with FOLD: the FP32 sums of the folded accumulators
   unsigned frags[2][4];    // with RS_A: the first operand's fragments of two K steps
@@ -685,11 +705,11 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
       if constexpr (RS_A) {
-        issue_stage_rs(smem + stage * kStageBytes, wg_m, wg_n, kt == 0, acc, frags, [&] {
+        issue_stage_rs(smem, stage_zero, stage, wg_m, kt == 0, acc, frags, [&] {
           if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
         });
       } else {
-        issue_stage(smem + stage * kStageBytes, wg_m, wg_n, FOLD ? kt % FOLD == 0 : kt == 0, acc);
+        issue_stage(stage_zero, stage, FOLD ? kt % FOLD == 0 : kt == 0, acc);
         // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
         gf::wgmma_wait<1>();
         if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
