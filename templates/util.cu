@@ -200,3 +200,56 @@ extern "C" __global__ void gf_scale16(unsigned short* c, long long rows, long lo
     *p = bits;
   }
 }
+
+// Streaming reads for gf_stream_floor.
+namespace {
+
+constexpr int kFloorLoads = 8;
+
+__device__ __forceinline__ uint4 load_streamed(const uint4* p) {
+  uint4 v;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+#else
+  v = __ldg(p);
+#endif
+  return v;
+}
+
+__device__ __forceinline__ unsigned stream_in(const uint4* p, long long count) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  unsigned x = 0;
+  for (; i + (kFloorLoads - 1) * stride < count; i += kFloorLoads * stride) {
+    uint4 v[kFloorLoads];
+#pragma unroll
+    for (int u = 0; u < kFloorLoads; ++u) v[u] = load_streamed(p + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kFloorLoads; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < count; i += stride) {
+    const uint4 v = load_streamed(p + i);
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  return x;
+}
+
+}  // namespace
+
+// The least device-memory traffic of a GEMM, timed as its floor by `gemmforge bench`: reads `a_vectors` and
+// `b_vectors` 16-byte vectors at a and b once and writes `c_vectors` at c. Each thread keeps 8 loads in
+// flight, read past L1 and asking L2 for the 256 bytes around each (a stream of 117 MB after the timing's
+// L2 flush, on an H200: 0.0342 ms, against 0.0379 with plain 16-byte loads). `sink` is written only if the
+// loads' XOR equals `never`, which keeps them from being dropped.
+extern "C" __global__ void gf_stream_floor(const uint4* a, long long a_vectors, const uint4* b,
+                                           long long b_vectors, uint4* c, long long c_vectors, unsigned never,
+                                           unsigned* sink) {
+  const unsigned x = stream_in(a, a_vectors) ^ stream_in(b, b_vectors);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < c_vectors;
+       i += (long long)gridDim.x * blockDim.x) {
+    c[i] = make_uint4(0, 0, 0, 0);
+  }
+  if (x == never) *sink = x;
+}

@@ -51,12 +51,14 @@ UtilityKernels::UtilityKernels()
       compare_typed_(module_.kernel("gf_compare_typed")),
       changed_padding16_(module_.kernel("gf_count_changed_padding16")),
       scale16_(module_.kernel("gf_scale16")),
+      stream_floor_(module_.kernel("gf_stream_floor")),
       scratch_(4 * sizeof(uint64_t)) {
   int ordinal = 0;
   int sms = 0;
   GEMMFORGE_CUDA_CHECK(cudaGetDevice(&ordinal));
   GEMMFORGE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
   grid_ = sms * 4;
+  stream_grid_ = sms * 8;
 }
 
 Comparison UtilityKernels::launch_compare(const cuda::Kernel& kernel, std::initializer_list<void*> inputs,
@@ -89,6 +91,15 @@ void UtilityKernels::fill_uniform(float* data, int64_t rows, int64_t cols, int64
   unsigned long long s = seed;
   void* args[] = {&data, &r, &c, &l, &s, &lo, &hi};
   fill_uniform_.launch(dim3(grid_), dim3(kBlock), 0, stream, args);
+}
+
+void UtilityKernels::stream_floor(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes, void* c,
+                                  int64_t c_bytes, cudaStream_t stream) const {
+  long long a_vectors = a_bytes / 16, b_vectors = b_bytes / 16, c_vectors = c_bytes / 16;
+  unsigned never = 0x9e3779b9u;  // what the loads' XOR is never expected to be
+  auto* sink = scratch_.as<unsigned>();
+  void* args[] = {&a, &a_vectors, &b, &b_vectors, &c, &c_vectors, &never, &sink};
+  stream_floor_.launch(dim3(stream_grid_), dim3(kBlock), 0, stream, args);
 }
 
 void UtilityKernels::fill_bits(void* data, int64_t count, uint32_t bits, cudaStream_t stream) const {

@@ -59,6 +59,12 @@ class UtilityKernels {
   void scale(void* c, int64_t rows, int64_t cols, int64_t ldc, float beta, Dtype dtype,
              cudaStream_t stream) const;
 
+  /// The floor of a GEMM's time on these operands: reads `a_bytes` at a and `b_bytes` at b once and writes
+  /// `c_bytes` at c (zeros), each rounded down to 16 bytes, in one launch of streaming 16-byte accesses that
+  /// keep the device's memory as busy as a kernel can. The buffers must be 16-byte aligned.
+  void stream_floor(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes, void* c, int64_t c_bytes,
+                    cudaStream_t stream) const;
+
   static constexpr uint32_t kPoison = 0x7fc0dead;  // a quiet NaN that no computation produces
   static constexpr uint32_t kPoison16 = 0x7fad;    // a quiet NaN as FP16 and as BF16
 
@@ -71,8 +77,10 @@ class UtilityKernels {
   cuda::Module module_;
   cuda::Kernel fill_uniform_, fill_bits_, compare_, changed_padding_, scale_;
   cuda::Kernel convert_, fill_bits16_, compare_typed_, changed_padding16_, scale16_;
+  cuda::Kernel stream_floor_;
   cuda::DeviceBuffer scratch_;  // reduction results: two doubles, two counters
   int grid_ = 0;                // blocks for grid-stride loops: a few per SM
+  int stream_grid_ = 0;         // blocks of stream_floor: enough loads in flight to saturate device memory
 };
 
 }  // namespace gemmforge::rtc

@@ -17,6 +17,7 @@
 #include "gemmforge/error.hpp"
 #include "rtc/compile_pool.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "rtc/utility_kernels.hpp"
 #include "search_fixtures.hpp"
 
 namespace gemmforge::rtc {
@@ -174,6 +175,17 @@ TEST(Nvrtc, ASupportModuleCompilesOncePerProcessAndArchitecture) {
   broken.source = "extern \"C\" __global__ void once(float* x) { x[0] = undeclared_name; }\n";
   EXPECT_THROW(compile_once_per_process(broken), NvrtcError);
   EXPECT_THROW(compile_once_per_process(broken), NvrtcError);
+}
+
+// The utility module (fills, comparisons, the memory floor `bench` times) compiles for sm_80 and sm_90
+// without a GPU, each of its kernels in it by name.
+TEST(Nvrtc, TheUtilityModuleCompilesForSm80AndSm90WithEveryKernel) {
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    const std::vector<char>& cubin = utility_cubin(arch);
+    const std::string image(cubin.begin(), cubin.end());
+    for (const char* kernel : {"gf_fill_uniform", "gf_compare_typed", "gf_convert_floats", "gf_stream_floor"})
+      EXPECT_NE(image.find(kernel), std::string::npos) << kernel << " for " << arch;
+  }
 }
 
 // Where a compilation's time goes: NVRTC's -time table, read back per phase (a seed of sgemm_simt spends

@@ -2,10 +2,12 @@
 // SGEMM on the same buffers, timed the same way in the same process (CUDA events, warm-up, median of
 // repetitions, L2 flushed before each), results checked against each other. Two gemmforge runtimes: one as
 // an application gets it (cuBLAS serving where it is faster, reported as such) and one of generated
-// kernels only, so that no cuBLAS time is counted as a generated kernel's. A table with both geometric
-// means, optionally JSON, CSV and an SVG plot of the served ratio per problem. With --first-use-tuning it
-// measures tuning at first use instead: the host time per call with and without it, and the speed each
-// problem ends at.
+// kernels only, so that no cuBLAS time is counted as a generated kernel's. Beside them, timed the same way,
+// the problem's memory floor: one kernel reading A and B once and writing C at the device's streaming rate,
+// which no GEMM kernel can beat, and the ceiling it puts on any kernel's ratio to cuBLAS. A table with both
+// geometric means, optionally JSON, CSV and an SVG plot of the served ratio per problem. With
+// --first-use-tuning it measures tuning at first use instead: the host time per call with and without it, and
+// the speed each problem ends at.
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -83,12 +85,15 @@ struct BenchRow {
   PlanInfo generated_plan;  ///< the generated kernel alone (the same as plan unless cuBLAS serves)
   tuner::Timing generated;
   tuner::Timing cublas;
+  tuner::Timing floor;  ///< reading A and B and writing C once (UtilityKernels::stream_floor)
   rtc::Comparison served_check;
   rtc::Comparison generated_check;
   double flops = 0;
   double tflops(const tuner::Timing& t) const { return flops / t.median_ms / 1e9; }
   double served_ratio() const { return cublas.median_ms / served.median_ms; }
   double generated_ratio() const { return cublas.median_ms / generated.median_ms; }
+  /// The most any kernel can be faster than cuBLAS on the problem: no kernel moves less than the floor.
+  double ratio_ceiling() const { return cublas.median_ms / floor.median_ms; }
   bool vendor() const { return plan.level == PlanLevel::kVendor; }
 };
 
@@ -239,7 +244,7 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     if (row.vendor()) prepare(generated, row.generated_plan, row.generated_check);
     // The contenders take turns, a share of the budget each, so that a drift of the clocks during the
     // benchmark weighs on all of them alike; each time is the median of their rounds' medians.
-    std::vector<double> served_ms, generated_ms, cublas_ms;
+    std::vector<double> served_ms, generated_ms, cublas_ms, floor_ms;
     for (int round = 0; round < kRounds; ++round) {
       served_ms.push_back(
           tuner::time_launches([&](cudaStream_t s) { run(served, s); }, stream.get(), timing, flusher)
@@ -252,9 +257,17 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
       cublas_ms.push_back(tuner::time_launches([&](cudaStream_t) { cublas.gemm_ex(reference); }, stream.get(),
                                                timing, flusher)
                               .median_ms);
+      floor_ms.push_back(tuner::time_launches(
+                             [&](cudaStream_t s) {
+                               utilities.stream_floor(call.a, operands.a.bytes(), call.b, operands.b.bytes(),
+                                                      call.c, operands.c.bytes(), s);
+                             },
+                             stream.get(), timing, flusher)
+                             .median_ms);
     }
     row.served.median_ms = median(served_ms);
     row.cublas.median_ms = median(cublas_ms);
+    row.floor.median_ms = median(floor_ms);
     if (row.vendor()) {
       row.generated.median_ms = median(generated_ms);
     } else {
@@ -310,6 +323,8 @@ nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const st
          {"generated_ratio", r.generated_ratio()},
          {"cublas_ms", r.cublas.median_ms},
          {"cublas_tflops", r.tflops(r.cublas)},
+         {"floor_ms", r.floor.median_ms},
+         {"ratio_ceiling", r.ratio_ceiling()},
          {"rel_error", r.generated_check.rel_error},
          {"correct", r.served_check.passes(o.error_bound) && r.generated_check.passes(o.error_bound)}});
   }
@@ -329,16 +344,22 @@ void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, co
   fmt::print(
       "served: what an application gets (cuBLAS where gemmforge serves it, level vendor); generated: "
       "gemmforge's own kernel\n");
-  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9}\n", "problem", "level",
-             "served by", "served", "generated", "cuBLAS", "gen ms", "served", "gen", "rel.err");
-  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9}\n", "", "", "", "TFLOP/s",
-             "TFLOP/s", "TFLOP/s", "", "ratio", "ratio", "");
+  fmt::print(
+      "floor: reading A and B and writing C once at the device's streaming rate, timed the same way; "
+      "ceiling: cuBLAS's time over the floor, the most any kernel can be faster than cuBLAS\n");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "problem",
+             "level", "served by", "served", "generated", "cuBLAS", "gen ms", "floor ms", "served", "gen",
+             "ceiling", "rel.err");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "", "", "",
+             "TFLOP/s", "TFLOP/s", "TFLOP/s", "", "", "ratio", "ratio", "", "");
   for (const BenchRow& r : rows) {
     const bool correct = r.served_check.passes(error_bound) && r.generated_check.passes(error_bound);
-    fmt::print("{:<28} {:<7} {:<13} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.4f} {:>8.3f} {:>8.3f} {:>9.2e}{}\n",
-               r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name,
-               r.tflops(r.served), r.tflops(r.generated), r.tflops(r.cublas), r.generated.median_ms,
-               r.served_ratio(), r.generated_ratio(), r.generated_check.rel_error, correct ? "" : "  WRONG");
+    fmt::print(
+        "{:<28} {:<7} {:<13} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f} {:>8.2f} "
+        "{:>9.2e}{}\n",
+        r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name, r.tflops(r.served),
+        r.tflops(r.generated), r.tflops(r.cublas), r.generated.median_ms, r.floor.median_ms, r.served_ratio(),
+        r.generated_ratio(), r.ratio_ceiling(), r.generated_check.rel_error, correct ? "" : "  WRONG");
   }
   fmt::print(
       "geometric mean over {} problem(s): served {:.3f} ({} served by cuBLAS), generated kernels only "
@@ -354,14 +375,14 @@ void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, co
 void write_csv(const std::string& path, const std::vector<BenchRow>& rows) {
   std::ofstream out(path);
   out << "problem,level,served_by,served_ms,served_tflops,served_ratio,template,config,generated_ms,"
-         "generated_tflops,generated_ratio,cublas_ms,cublas_tflops,rel_error\n";
+         "generated_tflops,generated_ratio,cublas_ms,cublas_tflops,rel_error,floor_ms,ratio_ceiling\n";
   for (const BenchRow& r : rows) {
-    out << fmt::format("{},{},{},{:.6f},{:.3f},{:.4f},{},\"{}\",{:.6f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3e}\n",
-                       r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name,
-                       r.served.median_ms, r.tflops(r.served), r.served_ratio(),
-                       r.generated_plan.template_name, r.generated_plan.config, r.generated.median_ms,
-                       r.tflops(r.generated), r.generated_ratio(), r.cublas.median_ms, r.tflops(r.cublas),
-                       r.generated_check.rel_error);
+    out << fmt::format(
+        "{},{},{},{:.6f},{:.3f},{:.4f},{},\"{}\",{:.6f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3e},{:.6f},{:.3f}\n",
+        r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name, r.served.median_ms,
+        r.tflops(r.served), r.served_ratio(), r.generated_plan.template_name, r.generated_plan.config,
+        r.generated.median_ms, r.tflops(r.generated), r.generated_ratio(), r.cublas.median_ms,
+        r.tflops(r.cublas), r.generated_check.rel_error, r.floor.median_ms, r.ratio_ceiling());
   }
   if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", path));
 }
