@@ -79,10 +79,10 @@ TEST(PerformanceModel, LessWorkThanItsTemplateWasFittedOnWidensThePredictionsErr
   const TrainingData data = recorded_h100(h100);
   const TemplateLibrary& library = TemplateLibrary::instance();
   const KernelTemplate& tma = library.get("gemm_tma");
-  // A config gemm_tma was measured with on the H100, on a problem of the shipped results.
+  // A config gemm_tma was measured with on a problem of the shipped results, and the model of that GPU
+  // (whichever GPU model holds results of gemm_tma's present source).
   const auto trial = std::find_if(data.kernels.begin(), data.kernels.end(), [&](const KernelMeasurement& m) {
-    return m.kernel_template == &tma && same_model(data.devices[m.device], h100) &&
-           m.problem.to_string() == "bf16 nn 4096x4096x4096 align 8/8/8";
+    return m.kernel_template == &tma && m.problem.to_string() == "bf16 nn 4096x4096x4096 align 8/8/8";
   });
   ASSERT_NE(trial, data.kernels.end());
   const PerformanceModel model(library, data.devices[trial->device], data);
