@@ -241,7 +241,7 @@ __device__ __forceinline__ unsigned stream_in(const uint4* p, long long count) {
 // The least device-memory traffic of a GEMM, timed as its floor by `gemmforge bench`: reads `a_vectors` and
 // `b_vectors` 16-byte vectors at a and b once and writes `c_vectors` at c. Each thread keeps 8 loads in
 // flight, read past L1 and asking L2 for the 256 bytes around each (a stream of 117 MB after the timing's
-// L2 flush, on an H200: 0.0342 ms, against 0.0379 with plain 16-byte loads). `sink` is written only if the
+// L2 flush, on an H200: 0.0346 ms, against 0.0379 with plain 16-byte loads). `sink` is written only if the
 // loads' XOR equals `never`, which keeps them from being dropped.
 extern "C" __global__ void gf_stream_floor(const uint4* a, long long a_vectors, const uint4* b,
                                            long long b_vectors, uint4* c, long long c_vectors, unsigned never,
