@@ -437,6 +437,13 @@ bool Manifest::serves(Dtype dtype, Dtype c_dtype) const {
   return std::find(types_.begin(), types_.end(), std::pair{dtype, c_dtype}) != types_.end();
 }
 
+Manifest::Math Manifest::math(Dtype dtype) const {
+  if (multiplies_in_fp32_) return {Dtype::kFfma, 1};
+  if (dtype != Dtype::kF32) return {dtype, 1};
+  if (serves(Dtype::kFfma, default_output(Dtype::kFfma))) return {Dtype::kFfma, 1};
+  return {Dtype::kTf32, 3};
+}
+
 std::string Manifest::type_names() const {
   std::string out;
   for (const auto& [dtype, c_dtype] : types_) {

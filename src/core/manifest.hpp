@@ -177,6 +177,15 @@ class Manifest {
   /// Whether it multiplies in FP32 FFMA whatever its operands' type ("math": "ffma"), rather than on the
   /// units the type is computed on (tensor cores for 16-bit and TF32 operands).
   bool multiplies_in_fp32() const { return multiplies_in_fp32_; }
+  /// The type whose units run the multiply-adds of a problem of operands `dtype`, and how many products of
+  /// that type make one multiply-add. FFMA where the template multiplies in FP32, and for FP32 where it
+  /// serves FFMA's pedantic type too; for FP32 on a template that does not, TF32 three times (FP32 at FP32
+  /// accuracy as three TF32 tensor-core products of split operands); otherwise the operands' own type, once.
+  struct Math {
+    Dtype type;
+    int products;
+  };
+  Math math(Dtype dtype) const;
   /// Whether its kernels load operands by TMA (its launch section gives tensor map boxes): its threads then
   /// fill only the operands a config's geometry gives no box.
   bool loads_by_tma() const { return launch_.tma_box_a.has_value(); }

@@ -138,7 +138,7 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     e.time_ms = e.main_loop_ms = std::numeric_limits<double>::infinity();
     return e;
   }
-  const double peak = f.fp32_math ? device.fp32_peak_tflops() : peak_tflops(problem.dtype, device);
+  const double peak = peak_tflops(f.math_type, device);
   const double sm_flops_per_ms = peak > 0 ? peak * 1e9 / device.sm_count : kFallbackSmFlopsPerMs;
   const double sm_clocks_per_ms =
       device.clock_khz > 0 ? static_cast<double>(device.clock_khz) : kFallbackClockKhz;
@@ -212,13 +212,14 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
                                  (kUnsectoredBytesPerSmMs * device.sm_count);
     e.main_loop_ms = std::max(e.main_loop_ms, unsectored_ms);
   }
-  // Device memory: A and B are read while the blocks compute, so their reading overlaps the main loop;
-  // C is written as tiles finish, mostly after their blocks' main loops.
+  // Device memory: A and B (both TF32 parts of a split operand) are read while the blocks compute, so
+  // their reading overlaps the main loop; C is written as tiles finish, mostly after their blocks' main
+  // loops.
   const double bandwidth = dram_bytes_per_ms(device);
   double c_write_ms = 0;
   if (bandwidth > 0) {
     const double bytes = static_cast<double>(element_bytes);
-    e.dram_ms = bytes *
+    e.dram_ms = bytes * static_cast<double>(f.operand_parts) *
                 (static_cast<double>(problem.m) * problem.k + static_cast<double>(problem.k) * problem.n) /
                 bandwidth;
     c_write_ms = bytes * static_cast<double>(problem.m) * problem.n / bandwidth;

@@ -109,9 +109,12 @@ Footprint FootprintReader::read(const Config& normalized) const {
                                    : (problem_.n + f.tile_n - 1) / std::max<int64_t>(f.tile_n, 1);
     f.streamed_bytes = problem_.k * (streams_b ? problem_.n : problem_.m) * part_bytes;
   }
-  f.k_products = geometry.k_products;
+  // FP32 split into TF32 parts runs three products, whether the parts come from the operand passes
+  // (the geometry's k_products) or are split in the kernel as operands are staged.
+  const Manifest::Math math = manifest_.math(problem_.dtype);
+  f.math_type = math.type;
+  f.k_products = std::max<int64_t>(geometry.k_products, math.products);
   f.operand_parts = geometry.operand_parts();
-  f.fp32_math = manifest_.multiplies_in_fp32();
   if (manifest_.loads_by_tma()) {  // the producer's threads fill what TMA does not copy
     const int64_t filled_rows =
         (geometry.tma_box_a[0] == 0 ? f.tile_m : 0) + (geometry.tma_box_b[0] == 0 ? f.tile_n : 0);

@@ -34,9 +34,10 @@ struct Footprint {
   /// rounds.
   int64_t streamed_bytes = 0;
   int64_t streamed_readers = 0;
-  int64_t k_products = 1;     ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
-  int64_t operand_parts = 1;  ///< tiles of each operand a block loads per unit of K: 2 parts when split
-  bool fp32_math = false;     ///< the template multiplies in FP32 FFMA whatever its operands' type
+  Dtype math_type = Dtype::kF32;  ///< whose units run the multiply-adds: FFMA for FP32, else tensor cores
+  int64_t k_products = 1;         ///< products per unit of K: 3 TF32 products of split FP32 operands, or 1
+  int64_t operand_parts = 1;      ///< tiles of each operand a block loads per unit of K: 2 parts when split
+                                  ///< before the main kernel
   /// Bytes per unit of K of a block's operand tiles that its threads copy through registers in a kernel
   /// that loads the others by TMA (operands whose rows TMA cannot address).
   int64_t thread_filled_bytes_per_k = 0;

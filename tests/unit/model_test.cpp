@@ -123,17 +123,31 @@ TEST(Estimate, MainLoopIsWholeRoundsOfComputeWhenTheTileIsComputeBound) {
   EXPECT_GT(e.time_ms, e.main_loop_ms);
 }
 
-// A template that multiplies 16-bit operands in FFMA is charged FFMA's rate, not the tensor cores': its
-// compute-bound tile takes as long as the same tile of FP32.
+// The units a footprint's multiply-adds run on set its rate: a template that multiplies 16-bit operands in
+// FFMA is charged FFMA's rate, not the tensor cores': its compute-bound tile takes as long as the same tile
+// of FP32.
 TEST(Estimate, AFp32MathTemplateIsChargedFfmasRateForSixteenBitOperands) {
   KernelProblem half = kProblem;
   half.dtype = half.c_dtype = Dtype::kBf16;
   Footprint f = tile_128x128(1024, 1, 4096);
+  f.math_type = Dtype::kBf16;
   const double tensor_cores = estimate(kH100, half, f, 128).main_loop_ms;
-  f.fp32_math = true;
+  f.math_type = Dtype::kFfma;
   const double ffma = estimate(kH100, half, f, 128).main_loop_ms;
   EXPECT_GT(ffma, 4 * tensor_cores);
   EXPECT_DOUBLE_EQ(ffma, estimate(kH100, kProblem, tile_128x128(1024, 1, 4096), 128).main_loop_ms);
+}
+
+// FP32 at FP32 accuracy as three TF32 tensor-core products: each SM clock does 1024 TF32 multiply-adds
+// on sm_90 against 128 FFMAs, so the three products of a compute-bound tile take 3 x 128 / 1024 of the
+// time FFMA would.
+TEST(Estimate, Fp32AsThreeTf32ProductsIsChargedThreeTimesTf32sRate) {
+  Footprint f = tile_128x128(1024, 1, 4096);
+  const double ffma = estimate(kH100, kProblem, f, 128).main_loop_ms;
+  f.math_type = Dtype::kTf32;
+  f.k_products = 3;
+  const double tf32x3 = estimate(kH100, kProblem, f, 128).main_loop_ms;
+  EXPECT_NEAR(tf32x3 / ffma, 3.0 * 128 / 1024, 1e-9);
 }
 
 TEST(Estimate, ATailOfOneBlockPerSmCostsLessThanAFullRoundButMoreThanNothing) {
@@ -197,6 +211,7 @@ TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
   f.tile_m = f.tile_n = 16;
   f.threads = 32;
   f.smem_bytes = 2048;  // 32 blocks per SM: enough warps that loads, not latency, set the pace
+  f.math_type = Dtype::kBf16;
   KernelProblem half = kProblem;
   half.dtype = half.c_dtype = Dtype::kBf16;
   EXPECT_GT(estimate(kH100, half, f, 64).memory_bound, 1.0);
@@ -210,7 +225,9 @@ TEST(Estimate, PartialTilesCrossL2AtOneRateWhateverTheSmMultiplies) {
   KernelProblem half = kProblem;
   half.dtype = Dtype::kBf16;
   half.c_dtype = Dtype::kF32;
-  EXPECT_DOUBLE_EQ(estimate(kH100, half, parallel, 128).split_k_ms,
+  Footprint tensor_cores = parallel;
+  tensor_cores.math_type = Dtype::kBf16;
+  EXPECT_DOUBLE_EQ(estimate(kH100, half, tensor_cores, 128).split_k_ms,
                    estimate(kH100, kProblem, parallel, 128).split_k_ms);
 }
 
@@ -253,6 +270,38 @@ TEST(CandidateTable, AWarpSpecializedBlockHoldsOneShareOfTheRegisterFilePerThrea
   const Estimate e = estimate(kH100, p, f, f.est_regs);
   EXPECT_EQ(e.occupancy.blocks_per_sm, 1);
   EXPECT_TRUE(std::isfinite(e.time_ms));
+}
+
+// The units each template multiplies on, read off its manifest: FP32 runs as three TF32 products on the
+// templates that do not serve FFMA's pedantic type, whether its parts are split before the main kernel
+// (gemm_tma: both parts loaded) or as operands are staged (gemm_wgmma, sgemm_tf32x3); in FFMA on those
+// that do; 16-bit operands on their own tensor cores, or in FFMA where the manifest says so.
+TEST(CandidateTable, ReadsTheUnitsATemplatesMultiplyAddsRunOn) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  const auto read = [&](const std::string& name, const char* dtype) {
+    const KernelProblem p = test_support::typed_problem(1024, 1024, 1024, "nn", dtype);
+    const KernelTemplate& t = library.get(name);
+    return model::FootprintReader(t.manifest, kH100, p)
+        .read(t.manifest.normalize(t.manifest.seeds().front()));
+  };
+  for (const char* name : {"gemm_tma", "gemm_wgmma", "sgemm_tf32x3"}) {
+    const Footprint f = read(name, "f32");
+    EXPECT_EQ(f.math_type, Dtype::kTf32) << name;
+    EXPECT_EQ(f.k_products, 3) << name;
+  }
+  EXPECT_EQ(read("gemm_tma", "f32").operand_parts, 2);
+  EXPECT_EQ(read("gemm_wgmma", "f32").operand_parts, 1);
+  for (const char* name : {"sgemm_simt", "sgemm_skinny"}) {
+    for (const char* dtype : {"f32", "ffma"}) {
+      const Footprint f = read(name, dtype);
+      EXPECT_EQ(f.math_type, Dtype::kFfma) << name << ' ' << dtype;
+      EXPECT_EQ(f.k_products, 1) << name << ' ' << dtype;
+    }
+  }
+  EXPECT_EQ(read("gemm_tma", "tf32").math_type, Dtype::kTf32);
+  EXPECT_EQ(read("gemm_tma", "tf32").k_products, 1);
+  EXPECT_EQ(read("hgemm_mma", "bf16").math_type, Dtype::kBf16);
+  EXPECT_EQ(read("hgemm_rows", "f16").math_type, Dtype::kFfma);
 }
 
 TEST(CandidateTable, OneTileBlocksStartRoundAfterRoundWhilePersistentBlocksStartOnce) {
