@@ -58,6 +58,12 @@ constexpr double kThreadFillBytesPerMs = 18e6;
 // in 0.321 ms at 2048x2048x8200 nt (64 x 128 tiles; 0.222 ms at K = 8192) and 537 MB in 0.110 ms at
 // 1024x1024x8200 nt (64 x 64 tiles; 0.084 ms at 8192); about 5.0 TB/s.
 constexpr double kUnsectoredBytesPerSmMs = 38e6;
+// Device memory and L2 answer a load after about this long under load, so a block whose loads in flight
+// are `b` bytes receives its operand tiles at b per this time at most (Little's law). Measured on the H200
+// with gemm_tma at BF16 128x4096x4096 nn, 64 x 64 tiles, one block per SM: 4 stages (48 KiB in flight)
+// ran 0.0316 ms against 0.0244 for 8 stages (112 KiB), which the L2's rate to an SM bounds: about the
+// difference that 0.8 us gives.
+constexpr double kLoadLatencyMs = 0.8e-3;
 // Used when a device description lacks its clock.
 constexpr double kFallbackClockKhz = 1.5e6;
 constexpr double kFallbackSmFlopsPerMs = 2.0 * 128 * kFallbackClockKhz;
@@ -156,7 +162,9 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     if (hiding != nullptr) *hiding = h;
     if (compute_ms != nullptr) *compute_ms = compute;
     const double filled = f.thread_filled_bytes_per_k * k_extent / kThreadFillBytesPerMs;
-    return std::max({compute, blocks * bytes_per_k * k_extent / sm_bytes_per_ms, filled});
+    const double in_flight =
+        f.loads_in_flight_bytes > 0 ? bytes_per_k * k_extent * kLoadLatencyMs / f.loads_in_flight_bytes : 0;
+    return std::max({compute, blocks * bytes_per_k * k_extent / sm_bytes_per_ms, filled, in_flight});
   };
   // `blocks` blocks of `k_extent` each over every slot: full waves, then a partial one.
   const auto phase_ms = [&](int64_t blocks, int64_t k_extent) {

@@ -137,6 +137,10 @@ Footprint FootprintReader::read(const Config& normalized) const {
   f.unsectored_bytes_per_k = unsectored_rows * bytes;
   f.threads = derived(actual, threads_);
   f.smem_bytes = derived(actual, smem_);
+  if (manifest_.loads_by_tma()) {  // its shared memory is the stage ring (and C's staging, if any)
+    const int64_t stage_bytes = (f.tile_m + f.tile_n) * f.operand_parts * bytes * f.k_granule;
+    f.loads_in_flight_bytes = std::max<int64_t>(f.smem_bytes - stage_bytes, stage_bytes);
+  }
   f.est_regs = derived(actual, regs_);
   // A warp-specialized template (its manifest derives CONSUMER_REGS) estimates its consumers' need, which
   // setmaxnreg meets with the producer's registers: at launch every thread holds one block's share of the

@@ -45,6 +45,9 @@ struct Footprint {
   /// 16-byte aligned that do not start on 32-byte sectors (stored tight: a leading dimension of 8 modulo 16
   /// 16-bit elements, 4 modulo 8 floats); a TMA cluster's B once, since its blocks share its boxes.
   int64_t unsectored_bytes_per_k = 0;
+  /// Operand bytes a block keeps in flight where its shared memory is a ring of stages that TMA fills: all
+  /// but the stage its consumers compute on (0 where the template does not say).
+  int64_t loads_in_flight_bytes = 0;
   int64_t threads = 0;     ///< threads per block
   int64_t smem_bytes = 0;  ///< dynamic shared memory per block
   int64_t est_regs = 0;    ///< registers per thread as the manifest estimates them before compiling, at most

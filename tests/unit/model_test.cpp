@@ -304,6 +304,40 @@ TEST(CandidateTable, ReadsTheUnitsATemplatesMultiplyAddsRunOn) {
   EXPECT_EQ(read("hgemm_rows", "f16").math_type, Dtype::kFfma);
 }
 
+// A TMA block's loads in flight are its stages but the one its consumers compute on; with few of them the
+// tiles arrive at that many bytes per load latency, slower than the L2 feeds an SM. gemm_tma's 64 x 64
+// tiles at BF16 128x4096x4096, one block per SM, each reading 1 MiB of operands: 4 stages keep 60 KB in
+// flight and wait on them; 8 stages keep 123 KB, and the L2's rate bounds them instead.
+TEST(CandidateTable, ATmaBlockWithFewStagesInFlightWaitsOnItsLoads) {
+  const KernelProblem p = test_support::typed_problem(128, 4096, 4096, "nn", "bf16");
+  const KernelTemplate& tma = TemplateLibrary::instance().get("gemm_tma");
+  Config shallow = tma.manifest.normalize(tma.manifest.seeds().front());
+  for (const auto& [name, value] : {std::pair{"WGM", 1},
+                                    {"WGN", 1},
+                                    {"WN", 64},
+                                    {"CLUSTER", 1},
+                                    {"PERSISTENT", 0},
+                                    {"SPLIT_K", 1},
+                                    {"STREAM_K", 0},
+                                    {"STAGE_C", 1},
+                                    {"STAGES", 4}})
+    shallow.set(name, value);
+  Config deep = shallow;
+  deep.set("STAGES", 8);
+  const model::FootprintReader reader(tma.manifest, kH100, p);
+  const Footprint f4 = reader.read(shallow), f8 = reader.read(deep);
+  const int64_t stage_bytes = (64 + 64) * 2 * 64;  // a 64-deep K stage of both operands' tiles
+  EXPECT_EQ(f4.loads_in_flight_bytes, f4.smem_bytes - stage_bytes);
+  EXPECT_EQ(f8.loads_in_flight_bytes, f8.smem_bytes - stage_bytes);
+  EXPECT_GE(f8.loads_in_flight_bytes - f4.loads_in_flight_bytes, 4 * stage_bytes);
+  const Estimate e4 = estimate(kH100, p, f4, f4.est_regs), e8 = estimate(kH100, p, f8, f8.est_regs);
+  ASSERT_EQ(e4.waves.blocks, 128);
+  const double operand_bytes = (64 + 64) * 2.0 * 4096;
+  EXPECT_NEAR(e4.main_loop_ms, operand_bytes * 0.8e-3 / f4.loads_in_flight_bytes, 1e-9);
+  EXPECT_NEAR(e8.main_loop_ms, operand_bytes / (kH100.clock_khz * 51.2), 1e-9);
+  EXPECT_GT(e4.main_loop_ms, 1.3 * e8.main_loop_ms);
+}
+
 TEST(CandidateTable, OneTileBlocksStartRoundAfterRoundWhilePersistentBlocksStartOnce) {
   // gemm_tma's FP32 seed on 16384 x 2048 with K = 32: 2048 tiles of 128 x 128, one block per SM (its
   // stages fill the shared memory). One block per tile starts 16 rounds of blocks over the 132 SMs, each
