@@ -19,7 +19,8 @@ enum ProblemFeature : size_t {
   kDramBound,  // 1 where it binds: streaming kernels reach only part of the device bandwidth
   kShortK,     // main-loop iterations of a block, inverted: pipeline fill and epilogue weigh on short K
   kStarts,     // log of 1 + the rounds of blocks' starts over the main loop (persistent blocks start once)
-  kLayoutNt,   // the layout, nn being the reference
+  kSumsAfterReads,  // log of how much longer the estimate is if split sums wait for the device-memory reads
+  kLayoutNt,        // the layout, nn being the reference
   kLayoutTn,
   kLayoutTt,
   kUnalignedA,  // rows of A, B, C not 16-byte aligned
@@ -151,6 +152,11 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
   if (e.dram_ms > loop_ms) x.emplace_back(base + kDramBound, 1.0);
   x.emplace_back(base + kShortK, short_k);
   x.emplace_back(base + kStarts, std::log1p(loop_ms > 0 ? e.block_start_ms / loop_ms : 0));
+  const double overlapped = std::max(loop_ms, e.dram_ms);
+  if (overlapped > 0) {
+    x.emplace_back(base + kSumsAfterReads,
+                   std::log((std::max(e.main_loop_ms, e.dram_ms) + e.split_k_ms) / overlapped));
+  }
   if (!problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutNt, 1.0);
   if (problem.a_trans && !problem.b_trans) x.emplace_back(base + kLayoutTn, 1.0);
   if (problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutTt, 1.0);
