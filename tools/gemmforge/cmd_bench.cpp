@@ -173,11 +173,15 @@ void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& proble
   tuner::tune(database, tune);
 }
 
-constexpr int kRounds = 3;  // turns each contender takes
+// A contender's turn first runs it for this long (at most this many launches), so that the clocks settle
+// under the power it draws.
+constexpr double kSettleMs = 25;
+constexpr int kSettleLaunches = 200;
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  const size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
 // A runtime as `bench` uses it: cuBLAS serving where it is faster, or generated kernels only.
@@ -199,7 +203,6 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
   const rtc::UtilityKernels utilities;
   tuner::L2Flusher flusher;
   tuner::TimingOptions timing;
-  timing.budget_ms = o.budget_ms / kRounds;
 
   Dtype dtype, c_dtype;
   parse_type_name(o.dtype, dtype, c_dtype);
@@ -243,33 +246,42 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     prepare(served, row.plan, row.served_check);
     if (row.vendor()) prepare(generated, row.generated_plan, row.generated_check);
     // The contenders take turns, a share of the budget each, so that a drift of the clocks during the
-    // benchmark weighs on all of them alike; each time is the median of their rounds' medians.
-    std::vector<double> served_ms, generated_ms, cublas_ms, floor_ms;
-    for (int round = 0; round < kRounds; ++round) {
-      served_ms.push_back(
-          tuner::time_launches([&](cudaStream_t s) { run(served, s); }, stream.get(), timing, flusher)
-              .median_ms);
-      if (row.vendor()) {
-        generated_ms.push_back(
-            tuner::time_launches([&](cudaStream_t s) { run(generated, s); }, stream.get(), timing, flusher)
-                .median_ms);
+    // benchmark weighs on all of them alike, each taking every place in the order once; each time is the
+    // median of the contender's rounds. A turn starts with kSettleMs of the contender's own launches: the
+    // clocks follow the power a kernel draws, and a compute-bound kernel timed right after a light one
+    // runs faster for a while (on an H200, BF16 2048x128256x4096 nt: cuBLAS timed right after the
+    // memory floor ran 2.73 ms, after other GEMMs 3.2 to 3.3). The floor, the lightest of all, is timed
+    // apart after the rounds.
+    struct Contender {
+      std::function<void(cudaStream_t)> launch;
+      std::vector<double> ms;
+    };
+    std::vector<Contender> contenders;
+    contenders.push_back({[&](cudaStream_t s) { run(served, s); }, {}});
+    if (row.vendor()) contenders.push_back({[&](cudaStream_t s) { run(generated, s); }, {}});
+    contenders.push_back({[&](cudaStream_t) { cublas.gemm_ex(reference); }, {}});
+    tuner::TimingOptions turn = timing;
+    turn.budget_ms = o.budget_ms / static_cast<double>(contenders.size());
+    turn.warmup = kSettleLaunches;
+    turn.warmup_ms = kSettleMs;
+    for (size_t round = 0; round < contenders.size(); ++round) {
+      for (size_t place = 0; place < contenders.size(); ++place) {
+        Contender& c = contenders[(round + place) % contenders.size()];
+        c.ms.push_back(tuner::time_launches(c.launch, stream.get(), turn, flusher).median_ms);
       }
-      cublas_ms.push_back(tuner::time_launches([&](cudaStream_t) { cublas.gemm_ex(reference); }, stream.get(),
-                                               timing, flusher)
-                              .median_ms);
-      floor_ms.push_back(tuner::time_launches(
-                             [&](cudaStream_t s) {
-                               utilities.stream_floor(call.a, operands.a.bytes(), call.b, operands.b.bytes(),
-                                                      call.c, operands.c.bytes(), s);
-                             },
-                             stream.get(), timing, flusher)
-                             .median_ms);
     }
-    row.served.median_ms = median(served_ms);
-    row.cublas.median_ms = median(cublas_ms);
-    row.floor.median_ms = median(floor_ms);
+    row.served.median_ms = median(contenders.front().ms);
+    row.cublas.median_ms = median(contenders.back().ms);
+    tuner::TimingOptions floor_timing = timing;
+    floor_timing.budget_ms = o.budget_ms;
+    row.floor = tuner::time_launches(
+        [&](cudaStream_t s) {
+          utilities.stream_floor(call.a, operands.a.bytes(), call.b, operands.b.bytes(), call.c,
+                                 operands.c.bytes(), s);
+        },
+        stream.get(), floor_timing, flusher);
     if (row.vendor()) {
-      row.generated.median_ms = median(generated_ms);
+      row.generated.median_ms = median(contenders[1].ms);
     } else {
       row.generated_plan = row.plan, row.generated = row.served, row.generated_check = row.served_check;
     }
