@@ -25,6 +25,7 @@
 
 #include "cli_common.hpp"
 #include "core/dtype.hpp"
+#include "core/statistics.hpp"
 #include "cuda/check.hpp"
 #include "cuda/cublas_handle.hpp"
 #include "cuda/device.hpp"
@@ -177,12 +178,6 @@ void tune_missing(const BenchOptions& o, const std::vector<BenchProblem>& proble
 // under the power it draws.
 constexpr double kSettleMs = 25;
 constexpr int kSettleLaunches = 200;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t half = values.size() / 2;
-  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
 
 // A runtime as `bench` uses it: cuBLAS serving where it is faster, or generated kernels only.
 RuntimeOptions runtime_options(const BenchOptions& o, int ordinal, bool vendor) {
