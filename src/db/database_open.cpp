@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 constexpr const char* kInMemory = ":memory:";
 constexpr const char* kMoveAway = "move it away or pass --db with another path";
 constexpr int kDefaultBusyTimeoutS = 60;
+constexpr int kCheckpointWaitMs = 3000;
 
 bool is_file(const std::string& path) {
   return path != kInMemory;
@@ -91,53 +92,74 @@ std::optional<size_t> read_start(const std::string& path, std::array<unsigned ch
   return static_cast<size_t>(want);
 }
 
-// Rejects what is certainly no database before SQLite sees it, so that the message says what the file
-// is; an empty file is a new database.
-FileHeader read_header(const std::string& path) {
-  FileHeader header;
-  std::error_code error;
-  header.size = fs::file_size(path, error);
-  if (error) {
-    throw DatabaseError(fmt::format("cannot read the tuning database {}: {}", path, error.message()));
-  }
-  if (header.size == 0) return header;
-  std::array<unsigned char, 100> bytes{};
-  const std::optional<size_t> got = read_start(path, bytes, header.size);
-  if (!got) {
-    throw DatabaseError(
-        fmt::format("cannot read the tuning database {}: permission denied or I/O error; "
-                    "check its permissions",
-                    path));
-  }
-  static constexpr char kMagic[] = "SQLite format 3";  // and its terminating zero: 16 bytes
-  if (*got < 16 || !std::equal(kMagic, kMagic + 16, bytes.begin())) {
-    size_t first = 0;
-    while (first < *got && std::isspace(bytes[first])) ++first;
-    const bool json = first < *got && (bytes[first] == '{' || bytes[first] == '[');
-    throw DatabaseError(fmt::format(
-        "{} is not a gemmforge database (not an SQLite file{}); {}", path,
-        json ? ": it holds JSON, perhaps an export, which `gemmforge import` reads" : "", kMoveAway));
-  }
-  if (*got < bytes.size()) {
-    throw DatabaseError(fmt::format(
-        "{} is a truncated database ({} bytes, less than its own header); restore it from a backup or move "
-        "it away (gemmforge then starts a new one)",
-        path, header.size));
-  }
-  // Page size at 16 (1 stands for 65536), page count at 28, valid when the change counter at 24 equals
-  // the version-valid-for number at 92.
+// How many bytes the header says the file holds, or nothing where that count is not valid: it is valid when
+// the change counter at 24 equals the version-valid-for number at 92. Page size at 16 (1 stands for 65536),
+// page count at 28.
+std::optional<uintmax_t> counted_bytes(const std::array<unsigned char, 100>& bytes) {
   const uint32_t page_size =
       bytes[16] == 0 && bytes[17] == 1 ? 65536u : (uint32_t{bytes[16]} << 8) | bytes[17];
   const uint32_t pages = big_endian(bytes, 28);
-  if (big_endian(bytes, 24) == big_endian(bytes, 92) && pages > 0 &&
-      header.size < uintmax_t{page_size} * pages) {
-    throw DatabaseError(fmt::format(
-        "{} is a truncated database: its header counts {} bytes, the file holds {}; restore it from a backup "
-        "or move it away (gemmforge then starts a new one)",
-        path, uintmax_t{page_size} * pages, header.size));
+  if (big_endian(bytes, 24) != big_endian(bytes, 92) || pages == 0) return std::nullopt;
+  return uintmax_t{page_size} * pages;
+}
+
+uintmax_t file_size_of(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = fs::file_size(path, error);
+  if (error) {
+    throw DatabaseError(fmt::format("cannot read the tuning database {}: {}", path, error.message()));
   }
-  header.wal = bytes[18] == 2;
-  return header;
+  return size;
+}
+
+// Rejects what is certainly no database before SQLite sees it, so that the message says what the file
+// is; an empty file is a new database.
+FileHeader read_header(const std::string& path) {
+  // A checkpoint of another process's WAL writes page 1, which holds the new page count, before the pages
+  // that grow the file. So while a WAL exists, a file shorter than its header says may be one mid-way
+  // through a checkpoint; it is read again until the counts agree, for as long as a checkpoint of a large
+  // WAL may take. A WAL left by a crash beside a file truly cut short costs that wait once.
+  sql::BusyDeadline deadline(kCheckpointWaitMs);
+  while (true) {
+    FileHeader header;
+    header.size = file_size_of(path);
+    if (header.size == 0) return header;
+    std::array<unsigned char, 100> bytes{};
+    const std::optional<size_t> got = read_start(path, bytes, header.size);
+    if (!got) {
+      throw DatabaseError(
+          fmt::format("cannot read the tuning database {}: permission denied or I/O error; "
+                      "check its permissions",
+                      path));
+    }
+    static constexpr char kMagic[] = "SQLite format 3";  // and its terminating zero: 16 bytes
+    if (*got < 16 || !std::equal(kMagic, kMagic + 16, bytes.begin())) {
+      size_t first = 0;
+      while (first < *got && std::isspace(bytes[first])) ++first;
+      const bool json = first < *got && (bytes[first] == '{' || bytes[first] == '[');
+      throw DatabaseError(fmt::format(
+          "{} is not a gemmforge database (not an SQLite file{}); {}", path,
+          json ? ": it holds JSON, perhaps an export, which `gemmforge import` reads" : "", kMoveAway));
+    }
+    if (*got < bytes.size()) {
+      throw DatabaseError(fmt::format(
+          "{} is a truncated database ({} bytes, less than its own header); restore it from a backup or "
+          "move it away (gemmforge then starts a new one)",
+          path, header.size));
+    }
+    header.wal = bytes[18] == 2;
+    // Taken after the header, so that a file that grew since its size was first taken is not called short.
+    header.size = file_size_of(path);
+    const std::optional<uintmax_t> counted = counted_bytes(bytes);
+    if (!counted || header.size >= *counted) return header;
+    std::error_code error;
+    if (!header.wal || !fs::exists(path + "-wal", error) || !deadline.wait()) {
+      throw DatabaseError(fmt::format(
+          "{} is a truncated database: its header counts {} bytes, the file holds {}; restore it from a "
+          "backup or move it away (gemmforge then starts a new one)",
+          path, *counted, header.size));
+    }
+  }
 }
 
 // Checks the path before SQLite sees it: SQLite would call a folder a disk I/O error and would create

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <thread>
@@ -63,6 +64,9 @@ std::string advice(int code) {
 }  // namespace
 
 BusyDeadline::BusyDeadline() : deadline_ms_(now_ms() + Database::busy_timeout_ms()) {}
+
+BusyDeadline::BusyDeadline(int timeout_ms)
+    : deadline_ms_(now_ms() + std::min(timeout_ms, Database::busy_timeout_ms())) {}
 
 bool BusyDeadline::wait() {
   const int64_t left = deadline_ms_ - now_ms();

@@ -14,10 +14,11 @@
 namespace gemmforge::db::sql {
 
 /// The waiting of retry_busy: wait() sleeps (1 ms, doubling up to 100 ms) and says whether the time
-/// left allowed it.
+/// left allowed it. The time is the busy timeout, or `timeout_ms` where that is shorter.
 class BusyDeadline {
  public:
   BusyDeadline();
+  explicit BusyDeadline(int timeout_ms);
   bool wait();
 
  private:

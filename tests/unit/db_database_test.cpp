@@ -115,6 +115,23 @@ TEST(DbDatabase, FileThatIsNotADatabaseIsRejectedUntouched) {
   EXPECT_EQ(read_bytes(path), text);
 }
 
+// A WAL beside a file that is shorter than its header says may belong to a checkpoint under way, so the
+// file is read again for a while; one truly cut short is still rejected, untouched.
+TEST(DbDatabase, TruncatedWalDatabaseBesideALeftoverWalIsRejectedUntouched) {
+  TempFolder folder;
+  const std::string path = folder.file("cut.db");
+  {
+    Database db = Database::open(path);
+    const int64_t device = db.upsert_device(recorded_gpu("GPU-cut"));
+    for (int i = 0; i < 200; ++i) db.record_trial(ok(device, problem(64 + i), "I=" + std::to_string(i), 1.0));
+  }
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  write_bytes(path + "-wal", "");
+  const std::string before = read_bytes(path);
+  expect_open_rejected(path, {"cut.db", "is a truncated database: its header counts", "move it away"});
+  EXPECT_EQ(read_bytes(path), before);
+}
+
 TEST(DbDatabase, ForeignSqliteDatabaseIsRejectedUntouched) {
   TempFolder folder;
   const std::string path = folder.file("other.db");
