@@ -197,7 +197,11 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
   cublas.set_stream(stream.get());
   const rtc::UtilityKernels utilities;
   tuner::L2Flusher flusher;
-  tuner::TimingOptions timing;
+  tuner::TimingOptions turn;  // a contender's turn; its share of the budget is set per problem
+  turn.warmup = kSettleLaunches;
+  turn.warmup_ms = kSettleMs;
+  tuner::TimingOptions floor_timing;
+  floor_timing.budget_ms = o.budget_ms;
 
   Dtype dtype, c_dtype;
   parse_type_name(o.dtype, dtype, c_dtype);
@@ -255,10 +259,7 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     contenders.push_back({[&](cudaStream_t s) { run(served, s); }, {}});
     if (row.vendor()) contenders.push_back({[&](cudaStream_t s) { run(generated, s); }, {}});
     contenders.push_back({[&](cudaStream_t) { cublas.gemm_ex(reference); }, {}});
-    tuner::TimingOptions turn = timing;
     turn.budget_ms = o.budget_ms / static_cast<double>(contenders.size());
-    turn.warmup = kSettleLaunches;
-    turn.warmup_ms = kSettleMs;
     for (size_t round = 0; round < contenders.size(); ++round) {
       for (size_t place = 0; place < contenders.size(); ++place) {
         Contender& c = contenders[(round + place) % contenders.size()];
@@ -267,8 +268,6 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     }
     row.served.median_ms = median(contenders.front().ms);
     row.cublas.median_ms = median(contenders.back().ms);
-    tuner::TimingOptions floor_timing = timing;
-    floor_timing.budget_ms = o.budget_ms;
     row.floor = tuner::time_launches(
         [&](cudaStream_t s) {
           utilities.stream_floor(call.a, operands.a.bytes(), call.b, operands.b.bytes(), call.c,
