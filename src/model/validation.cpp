@@ -1,6 +1,8 @@
 // Leave-one-problem-out validation of the fitted models.
 #include "model/validation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -51,7 +53,8 @@ double geomean(const std::vector<double>& values) {
 }  // namespace
 
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
-                             const TrainingData& data, double predicted_margin, size_t min_configs) {
+                             const TrainingData& data, double predicted_margin, size_t min_configs,
+                             const std::function<bool(const KernelProblem&)>& only) {
   // Kernel measurements by problem, pooled over the GPUs of the device's model: one machine's tune may have
   // covered some templates and another's the rest, and serving treats them alike.
   std::map<std::string, std::vector<size_t>> groups;
@@ -64,6 +67,7 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
   for (const auto& [name, members] : groups) {
     if (members.size() < min_configs) continue;
     const KernelProblem problem = data.kernels[members.front()].problem;
+    if (only && !only(problem)) continue;
     const size_t first_device = data.kernels[members.front()].device;
     TrainingData rest;
     rest.devices = data.devices;
@@ -130,6 +134,27 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
   v.geomean_generated_vs_cublas = geomean(generated);
   v.min_served_vs_cublas = served.empty() ? 0 : *std::min_element(served.begin(), served.end());
   return v;
+}
+
+std::string format_left_out(const Validation& v) {
+  // chosen: measured time of the config predicted fastest over the best measured one; chosen p/m and cuBLAS
+  // p/m: predicted over measured time; gen/cb and served: speed against cuBLAS of the chosen config, and of
+  // what serving would run.
+  std::string out =
+      fmt::format("{:<40} {:>7} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}  {}\n", "left-out problem", "configs",
+                  "spearman", "chosen", "chosen p/m", "cuBLAS p/m", "gen/cb", "served", "chosen config");
+  for (const LeftOutProblem& p : v.problems) {
+    out +=
+        fmt::format("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}  {}\n", p.problem,
+                    p.configs, p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
+                    p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas, p.chosen);
+  }
+  out += fmt::format(
+      "median rank correlation {:.3f}; chosen config {:.3f}x the best's time (geomean); cuBLAS "
+      "predicted within {:.3f}x (geomean); vs cuBLAS: generated {:.3f}, served {:.3f} (min {:.3f})\n",
+      v.median_rank_correlation, v.geomean_chosen_over_best, v.geomean_vendor_error,
+      v.geomean_generated_vs_cublas, v.geomean_served_vs_cublas, v.min_served_vs_cublas);
+  return out;
 }
 
 }  // namespace gemmforge::model

@@ -2,6 +2,7 @@
 // left out in turn, the models fitted on the others, and their predictions compared with what was measured.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,14 @@ struct Validation {
 
 /// Leaves out each problem of `data` measured on `device`'s model in turn, its measurements pooled over the
 /// GPUs of that model (cuBLAS's time: their median). Problems measured on fewer than `min_configs` configs
-/// are not scored (there is nothing to rank), but stay in the fits.
+/// are not scored (there is nothing to rank), nor those `only` (when given) rejects; all stay in the fits.
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
-                             const TrainingData& data, double predicted_margin, size_t min_configs = 8);
+                             const TrainingData& data, double predicted_margin, size_t min_configs = 8,
+                             const std::function<bool(const KernelProblem&)>& only = {});
+
+/// The problems' rows (configs ranked, Spearman's coefficient, the chosen config's time over the best's,
+/// predicted over measured for it and for cuBLAS, speed against cuBLAS generated and served, the chosen
+/// config) and the summary line.
+std::string format_left_out(const Validation& validation);
 
 }  // namespace gemmforge::model

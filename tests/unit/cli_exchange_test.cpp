@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -94,6 +95,33 @@ TEST_F(CliExchange, ReportAndQueryReadAnExportAndTheShippedResultsDirectly) {
   const CommandResult shipped = tool("report --shipped --top 1");
   ASSERT_EQ(shipped.status, 0) << shipped.output;
   EXPECT_NE(shipped.output.find("NVIDIA H200"), std::string::npos) << shipped.output;
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db"))) << "reading created a database";
+}
+
+// Left out, a tuned problem is predicted, not looked up: the model's choice among the configs measured on it
+// is scored against the fastest of them and against cuBLAS.
+TEST_F(CliExchange, ReportLeftOutScoresTheModelsChoiceOnProblemsItWasNotFittedOn) {
+  const CommandResult left_out =
+      tool("report --shipped --left-out --device h200 --shape 4096x4096x4096 --dtype bf16 --json");
+  ASSERT_EQ(left_out.status, 0) << left_out.output;
+  const json answer = json::parse(left_out.output);
+  ASSERT_EQ(answer.size(), 1u) << answer.dump(2);
+  EXPECT_EQ(answer[0]["device"], "NVIDIA H200");
+  const json& problems = answer[0]["problems"];
+  ASSERT_FALSE(problems.empty()) << answer.dump(2);
+  for (const json& p : problems) {
+    EXPECT_NE(p["problem"].get<std::string>().find("bf16 n"), std::string::npos) << p.dump();
+    EXPECT_NE(p["problem"].get<std::string>().find(" 4096x4096x4096 "), std::string::npos) << p.dump();
+    EXPECT_GE(p["configs"].get<int>(), 8);
+    EXPECT_GE(p["chosen_over_best"].get<double>(), 1.0);
+    EXPECT_LE(std::abs(p["rank_correlation"].get<double>()), 1.0);
+    // A prediction: the chosen config's own measurement was left out with its problem.
+    EXPECT_NE(p["chosen_predicted_over_measured"].get<double>(), 1.0) << p.dump();
+    EXPECT_GT(p["served_vs_cublas"].get<double>(), 0.0);
+  }
+  const CommandResult unknown = tool("report --shipped --left-out --device 'no such gpu'");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("NVIDIA H200"), std::string::npos) << unknown.output;
   EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db"))) << "reading created a database";
 }
 

@@ -35,21 +35,7 @@ TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
   const TrainingData data = recorded_h100(h100);
   ASSERT_FALSE(h100.name.empty()) << "no H100 in " << kRecorded;
   const Validation v = validate_left_out(TemplateLibrary::instance(), h100, data, 0.05);
-  // chosen: measured time of the config predicted fastest over the best measured one; chosen p/m and cuBLAS
-  // p/m: predicted over measured time; gen/cb and served: speed against cuBLAS of the chosen config, and of
-  // what serving would run.
-  fmt::print("{:<40} {:>7} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}  {}\n", "left-out problem", "configs",
-             "spearman", "chosen", "chosen p/m", "cuBLAS p/m", "gen/cb", "served", "chosen config");
-  for (const LeftOutProblem& p : v.problems) {
-    fmt::print("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}  {}\n", p.problem,
-               p.configs, p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
-               p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas, p.chosen);
-  }
-  fmt::print(
-      "median rank correlation {:.3f}; chosen config {:.3f}x the best's time (geomean); cuBLAS "
-      "predicted within {:.3f}x (geomean); vs cuBLAS: generated {:.3f}, served {:.3f} (min {:.3f})\n",
-      v.median_rank_correlation, v.geomean_chosen_over_best, v.geomean_vendor_error,
-      v.geomean_generated_vs_cublas, v.geomean_served_vs_cublas, v.min_served_vs_cublas);
+  fmt::print("{}", format_left_out(v));
   ASSERT_GE(v.problems.size(), 30u);
   EXPECT_GE(v.median_rank_correlation, 0.6);
   EXPECT_LE(v.geomean_chosen_over_best, 1.15);

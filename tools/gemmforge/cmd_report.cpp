@@ -1,5 +1,6 @@
 // `gemmforge report`: per tuned problem, the config served and the fastest trials with the columns of the
-// classic SGEMM tuning table. Reads a database (read-only where it is not writable), a JSON export, or the
+// classic SGEMM tuning table; with --left-out, how the performance model would have served each tuned
+// problem had nobody tuned it. Reads a database (read-only where it is not writable), a JSON export, or the
 // results shipped inside gemmforge, so it runs without a GPU.
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "db/database.hpp"
 #include "db/exchange.hpp"
 #include "gemmforge/error.hpp"
+#include "report_left_out.hpp"
 #include "runtime/exchange_files.hpp"
 #include "runtime/shipped_results.hpp"
 #include "tuner/report.hpp"
@@ -27,6 +29,7 @@ struct ReportCliOptions {
   int top = 5;
   bool json = false;
   bool shipped = false;
+  bool left_out = false;
 };
 
 // Matches problems by their sizes as the user states them (and by layout when one is given).
@@ -71,6 +74,9 @@ db::Database shipped_database() {
 int run_report(const ReportCliOptions& o) {
   if (o.top < 1) throw InvalidArgumentError(fmt::format("--top {} must be at least 1", o.top));
   if (o.shipped && !o.db.empty()) throw InvalidArgumentError("give --db or --shipped, not both");
+  if (o.left_out) {
+    return run_left_out(LeftOutRequest{o.db, o.shipped, o.device, problem_filter(o), o.json});
+  }
   tuner::ReportFilter filter;
   filter.device = o.device;
   filter.problem = problem_filter(o);
@@ -115,6 +121,11 @@ Command register_report(CLI::App& app) {
       ->capture_default_str()
       ->check(one_of({"row", "col"}));
   cmd->add_option("--top", o->top, "Fastest configs shown per problem")->capture_default_str();
+  cmd->add_flag("--left-out", o->left_out,
+                "Instead, leave each tuned problem out in turn (those --shape names), fit the performance "
+                "model on the rest as serving does (with --db: that database and the shipped results) and "
+                "show how the config it chooses among those measured on the problem compares with the best "
+                "and with cuBLAS; --device picks GPU models by name");
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_report(*o); }};
 }

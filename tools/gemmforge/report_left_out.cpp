@@ -1,0 +1,113 @@
+// Leaving each tuned problem out in turn, for every GPU model the results cover.
+#include "report_left_out.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "gemmforge/error.hpp"
+#include "model/validation.hpp"
+#include "runtime/exchange_files.hpp"
+#include "runtime/selector.hpp"
+#include "runtime/shipped_results.hpp"
+#include "runtime/tuned_source.hpp"
+
+namespace gemmforge::cli {
+namespace {
+
+// Problems measured on fewer configs than this have nothing to rank.
+constexpr size_t kMinConfigs = 8;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// One device of each GPU model the sources recorded whose name holds `wanted` (any case), or every model.
+std::vector<DeviceInfo> models_named(const std::vector<runtime::ResultSource*>& sources,
+                                     const std::string& wanted) {
+  std::vector<DeviceInfo> models;
+  std::vector<std::string> known;
+  for (runtime::ResultSource* source : sources) {
+    for (const DeviceInfo& d : source->devices()) {
+      if (std::find(known.begin(), known.end(), d.name) == known.end()) known.push_back(d.name);
+      const bool listed = std::any_of(models.begin(), models.end(),
+                                      [&](const DeviceInfo& m) { return model::same_model(m, d); });
+      if (!listed && lower(d.name).find(lower(wanted)) != std::string::npos) models.push_back(d);
+    }
+  }
+  if (models.empty()) {
+    throw NotFoundError(fmt::format("no GPU model named like '{}' has results; the results know: {}", wanted,
+                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+  }
+  return models;
+}
+
+nlohmann::json validation_json(const DeviceInfo& device, const model::Validation& v, double margin) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const model::LeftOutProblem& p : v.problems) {
+    problems.push_back({{"problem", p.problem},
+                        {"configs", p.configs},
+                        {"rank_correlation", p.rank_correlation},
+                        {"chosen", p.chosen},
+                        {"chosen_over_best", p.chosen_over_best},
+                        {"chosen_predicted_over_measured", p.chosen_predicted_over_measured},
+                        {"cublas_predicted_over_measured", p.vendor_predicted_over_measured},
+                        {"generated_vs_cublas", p.generated_vs_cublas},
+                        {"served_vs_cublas", p.served_vs_cublas}});
+  }
+  return {{"device", device.name},
+          {"predicted_margin", margin},
+          {"problems", problems},
+          {"median_rank_correlation", v.median_rank_correlation},
+          {"geomean_chosen_over_best", v.geomean_chosen_over_best},
+          {"geomean_cublas_error", v.geomean_vendor_error},
+          {"geomean_generated_vs_cublas", v.geomean_generated_vs_cublas},
+          {"geomean_served_vs_cublas", v.geomean_served_vs_cublas},
+          {"min_served_vs_cublas", v.min_served_vs_cublas}};
+}
+
+}  // namespace
+
+int run_left_out(const LeftOutRequest& request) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  // Serving's sources: the user's database or export (and the site database), then the shipped results.
+  runtime::ResultSources opened;
+  if (!request.shipped) opened = runtime::open_result_sources(request.db, library);
+  std::vector<runtime::ResultSource*> sources;
+  if (opened.source != nullptr) sources.push_back(opened.source.get());
+  sources.push_back(&runtime::shipped_source());
+  std::vector<std::string> labels;
+  for (runtime::ResultSource* source : sources) labels.push_back(source->label());
+
+  const double margin = runtime::SelectorOptions{}.predicted_margin;
+  nlohmann::json out = nlohmann::json::array();
+  for (const DeviceInfo& device : models_named(sources, request.device)) {
+    model::TrainingData data;
+    for (runtime::ResultSource* source : sources) source->add_measurements(device.cc(), library, data);
+    if (!request.json) {
+      fmt::print(stderr,
+                 "{}: each problem measured on {} or more configs is left out in turn and the models are "
+                 "fitted on the rest of {} (a fit per problem, a few seconds each)\n",
+                 device.name, kMinConfigs, fmt::join(labels, ", "));
+    }
+    const model::Validation v =
+        model::validate_left_out(library, device, data, margin, kMinConfigs, request.problem);
+    if (request.json) {
+      out.push_back(validation_json(device, v, margin));
+    } else if (v.problems.empty()) {
+      fmt::print("{}: no problem to leave out (none matches, or none was measured on {} configs)\n\n",
+                 device.name, kMinConfigs);
+    } else {
+      fmt::print("{}\n{}\n", device.name, model::format_left_out(v));
+    }
+  }
+  if (request.json) fmt::print("{}\n", out.dump(2));
+  return 0;
+}
+
+}  // namespace gemmforge::cli
