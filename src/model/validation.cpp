@@ -53,8 +53,7 @@ double geomean(const std::vector<double>& values) {
 }  // namespace
 
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
-                             const TrainingData& data, double predicted_margin, size_t min_configs,
-                             const std::function<bool(const KernelProblem&)>& only) {
+                             const TrainingData& data, const LeftOutOptions& options) {
   // Kernel measurements by problem, pooled over the GPUs of the device's model: one machine's tune may have
   // covered some templates and another's the rest, and serving treats them alike.
   std::map<std::string, std::vector<size_t>> groups;
@@ -65,9 +64,9 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
   Validation v;
   std::vector<double> correlations, chosen, vendor_errors, served, generated;
   for (const auto& [name, members] : groups) {
-    if (members.size() < min_configs) continue;
+    if (members.size() < options.min_configs) continue;
     const KernelProblem problem = data.kernels[members.front()].problem;
-    if (only && !only(problem)) continue;
+    if (options.only && !options.only(problem)) continue;
     const size_t first_device = data.kernels[members.front()].device;
     TrainingData rest;
     rest.devices = data.devices;
@@ -107,19 +106,43 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
                                          }) -
                         predictions.begin();
     const double best = *std::min_element(measured.begin(), measured.end());
-    p.chosen = data.kernels[members[pick]].kernel_template->manifest.name() + " " +
-               data.kernels[members[pick]].config.key();
+    const auto config_name = [&](size_t member) {
+      return data.kernels[members[member]].kernel_template->manifest.name() + " " +
+             data.kernels[members[member]].config.key();
+    };
+    p.chosen = config_name(pick);
     p.chosen_over_best = measured[pick] / best;
     p.chosen_predicted_over_measured = predicted[pick] / measured[pick];
+    if (options.ranked > 0) {
+      const auto keep = [&](auto&& earlier) {
+        std::vector<size_t> order(members.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        const size_t count = std::min(options.ranked, order.size());
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
+                          earlier);
+        std::vector<LeftOutConfig> kept;
+        for (size_t i = 0; i < count; ++i) {
+          const size_t at = order[i];
+          kept.push_back({config_name(at), predicted[at], predictions[at].pessimistic_ms(), measured[at]});
+        }
+        return kept;
+      };
+      p.ranked_first = keep([&](size_t a, size_t b) {
+        return predictions[a].pessimistic_ms() < predictions[b].pessimistic_ms();
+      });
+      p.measured_first = keep([&](size_t a, size_t b) { return measured[a] < measured[b]; });
+    }
     correlations.push_back(p.rank_correlation);
     chosen.push_back(p.chosen_over_best);
     if (cublas_ms) {
       const Prediction vendor_predicted = VendorModel(measured_on, rest).predict(problem);
       p.vendor_predicted_over_measured = vendor_predicted.time_ms / *cublas_ms;
+      p.cublas_measured_ms = *cublas_ms;
+      p.cublas_predicted_ms = vendor_predicted.time_ms;
       vendor_errors.push_back(
           std::max(p.vendor_predicted_over_measured, 1 / p.vendor_predicted_over_measured));
       const bool vendor_serves =
-          vendor_expected_faster(predictions[pick], vendor_predicted, predicted_margin);
+          vendor_expected_faster(predictions[pick], vendor_predicted, options.predicted_margin);
       p.generated_vs_cublas = *cublas_ms / measured[pick];
       p.served_vs_cublas = vendor_serves ? 1.0 : p.generated_vs_cublas;
       served.push_back(p.served_vs_cublas);
@@ -148,6 +171,21 @@ std::string format_left_out(const Validation& v) {
         fmt::format("{:<40} {:>7} {:>8.3f} {:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>8.3f}  {}\n", p.problem,
                     p.configs, p.rank_correlation, p.chosen_over_best, p.chosen_predicted_over_measured,
                     p.vendor_predicted_over_measured, p.generated_vs_cublas, p.served_vs_cublas, p.chosen);
+    const auto list = [&](const char* title, const std::vector<LeftOutConfig>& configs) {
+      out += fmt::format("    {}\n", title);
+      for (const LeftOutConfig& c : configs) {
+        out += fmt::format("      predicted {:.4f} ms (pessimistic {:.4f}), measured {:.4f}  {}\n",
+                           c.predicted_ms, c.pessimistic_ms, c.measured_ms, c.config);
+      }
+    };
+    if (!p.ranked_first.empty()) {
+      list("ranked first by the model (by the pessimistic time):", p.ranked_first);
+      list("fastest measured:", p.measured_first);
+      if (p.cublas_measured_ms > 0) {
+        out += fmt::format("    cuBLAS predicted {:.4f} ms, measured {:.4f}\n", p.cublas_predicted_ms,
+                           p.cublas_measured_ms);
+      }
+    }
   }
   out += fmt::format(
       "median rank correlation {:.3f}; chosen config {:.3f}x the best's time (geomean); cuBLAS "

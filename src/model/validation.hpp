@@ -12,6 +12,14 @@
 
 namespace gemmforge::model {
 
+/// One measured config of a left-out problem, with the time the models fitted without the problem predict.
+struct LeftOutConfig {
+  std::string config;  ///< "template config"
+  double predicted_ms = 0;
+  double pessimistic_ms = 0;  ///< one typical error above: what choices rank by
+  double measured_ms = 0;
+};
+
 /// The performance model's predictions for one left-out problem, against its measured configs.
 struct LeftOutProblem {
   std::string problem;
@@ -29,6 +37,10 @@ struct LeftOutProblem {
   /// config, or cuBLAS itself where the models predict it faster by `predicted_margin`.
   double served_vs_cublas = 0;
   double generated_vs_cublas = 0;  ///< the chosen config alone
+  /// LeftOutOptions::ranked of them: the configs the model ranks first, then the fastest measured ones.
+  std::vector<LeftOutConfig> ranked_first, measured_first;
+  double cublas_measured_ms = 0;   ///< 0 where cuBLAS was not measured
+  double cublas_predicted_ms = 0;  ///< by the vendor model fitted without the problem
 };
 
 struct Validation {
@@ -41,16 +53,25 @@ struct Validation {
   double min_served_vs_cublas = 0;
 };
 
+struct LeftOutOptions {
+  /// cuBLAS serves where the models predict it faster by this fraction (SelectorOptions::predicted_margin).
+  double predicted_margin = 0;
+  /// Problems measured on fewer configs are not scored (there is nothing to rank), but stay in the fits.
+  size_t min_configs = 8;
+  /// Where given, only the problems it accepts are scored; all stay in the fits.
+  std::function<bool(const KernelProblem&)> only;
+  /// Configs kept per problem in LeftOutProblem::ranked_first and measured_first.
+  size_t ranked = 0;
+};
+
 /// Leaves out each problem of `data` measured on `device`'s model in turn, its measurements pooled over the
-/// GPUs of that model (cuBLAS's time: their median). Problems measured on fewer than `min_configs` configs
-/// are not scored (there is nothing to rank), nor those `only` (when given) rejects; all stay in the fits.
+/// GPUs of that model (cuBLAS's time: their median).
 Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& device,
-                             const TrainingData& data, double predicted_margin, size_t min_configs = 8,
-                             const std::function<bool(const KernelProblem&)>& only = {});
+                             const TrainingData& data, const LeftOutOptions& options);
 
 /// The problems' rows (configs ranked, Spearman's coefficient, the chosen config's time over the best's,
 /// predicted over measured for it and for cuBLAS, speed against cuBLAS generated and served, the chosen
-/// config) and the summary line.
+/// config), each followed by its ranked configs where kept, and the summary line.
 std::string format_left_out(const Validation& validation);
 
 }  // namespace gemmforge::model

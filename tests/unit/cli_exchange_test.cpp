@@ -102,7 +102,7 @@ TEST_F(CliExchange, ReportAndQueryReadAnExportAndTheShippedResultsDirectly) {
 // is scored against the fastest of them and against cuBLAS.
 TEST_F(CliExchange, ReportLeftOutScoresTheModelsChoiceOnProblemsItWasNotFittedOn) {
   const CommandResult left_out =
-      tool("report --shipped --left-out --device h200 --shape 4096x4096x4096 --dtype bf16 --json");
+      tool("report --shipped --left-out --device h200 --shape 4096x4096x4096 --dtype bf16 --ranked 3 --json");
   ASSERT_EQ(left_out.status, 0) << left_out.output;
   const json answer = json::parse(left_out.output);
   ASSERT_EQ(answer.size(), 1u) << answer.dump(2);
@@ -118,7 +118,21 @@ TEST_F(CliExchange, ReportLeftOutScoresTheModelsChoiceOnProblemsItWasNotFittedOn
     // A prediction: the chosen config's own measurement was left out with its problem.
     EXPECT_NE(p["chosen_predicted_over_measured"].get<double>(), 1.0) << p.dump();
     EXPECT_GT(p["served_vs_cublas"].get<double>(), 0.0);
+    // --ranked: the model's first three by their pessimistic time, the chosen one first, and the three
+    // fastest measured, the best first.
+    const json& ranked = p["ranked_first"];
+    const json& fastest = p["measured_first"];
+    ASSERT_EQ(ranked.size(), 3u) << p.dump();
+    ASSERT_EQ(fastest.size(), 3u) << p.dump();
+    EXPECT_EQ(ranked[0]["config"], p["chosen"]);
+    for (size_t i = 1; i < 3; ++i) {
+      EXPECT_LE(ranked[i - 1]["pessimistic_ms"].get<double>(), ranked[i]["pessimistic_ms"].get<double>());
+      EXPECT_LE(fastest[i - 1]["measured_ms"].get<double>(), fastest[i]["measured_ms"].get<double>());
+    }
+    EXPECT_NEAR(ranked[0]["measured_ms"].get<double>() / fastest[0]["measured_ms"].get<double>(),
+                p["chosen_over_best"].get<double>(), 1e-9);
   }
+  EXPECT_EQ(tool("report --shipped --ranked 3").status, 2) << "--ranked without --left-out";
   const CommandResult unknown = tool("report --shipped --left-out --device 'no such gpu'");
   EXPECT_EQ(unknown.status, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("NVIDIA H200"), std::string::npos) << unknown.output;

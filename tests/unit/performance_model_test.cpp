@@ -34,7 +34,9 @@ TEST(PerformanceModel, RanksTheConfigsOfProblemsItWasNotFittedOn) {
   DeviceInfo h100;
   const TrainingData data = recorded_h100(h100);
   ASSERT_FALSE(h100.name.empty()) << "no H100 in " << kRecorded;
-  const Validation v = validate_left_out(TemplateLibrary::instance(), h100, data, 0.05);
+  LeftOutOptions options;
+  options.predicted_margin = 0.05;
+  const Validation v = validate_left_out(TemplateLibrary::instance(), h100, data, options);
   fmt::print("{}", format_left_out(v));
   ASSERT_GE(v.problems.size(), 30u);
   EXPECT_GE(v.median_rank_correlation, 0.6);

@@ -30,6 +30,7 @@ struct ReportCliOptions {
   bool json = false;
   bool shipped = false;
   bool left_out = false;
+  size_t ranked = 0;
 };
 
 // Matches problems by their sizes as the user states them (and by layout when one is given).
@@ -74,8 +75,9 @@ db::Database shipped_database() {
 int run_report(const ReportCliOptions& o) {
   if (o.top < 1) throw InvalidArgumentError(fmt::format("--top {} must be at least 1", o.top));
   if (o.shipped && !o.db.empty()) throw InvalidArgumentError("give --db or --shipped, not both");
+  if (o.ranked > 0 && !o.left_out) throw InvalidArgumentError("--ranked goes with --left-out");
   if (o.left_out) {
-    return run_left_out(LeftOutRequest{o.db, o.shipped, o.device, problem_filter(o), o.json});
+    return run_left_out(LeftOutRequest{o.db, o.shipped, o.device, problem_filter(o), o.ranked, o.json});
   }
   tuner::ReportFilter filter;
   filter.device = o.device;
@@ -126,6 +128,9 @@ Command register_report(CLI::App& app) {
                 "model on the rest as serving does (with --db: that database and the shipped results) and "
                 "show how the config it chooses among those measured on the problem compares with the best "
                 "and with cuBLAS; --device picks GPU models by name");
+  cmd->add_option("--ranked", o->ranked,
+                  "With --left-out: also list per problem the N configs the model ranks first and the N "
+                  "fastest measured, with their predicted and measured times, and cuBLAS's");
   cmd->add_flag("--json", o->json, "Print JSON");
   return {cmd, [o] { return run_report(*o); }};
 }

@@ -47,10 +47,25 @@ std::vector<DeviceInfo> models_named(const std::vector<runtime::ResultSource*>& 
   return models;
 }
 
+nlohmann::json configs_json(const std::vector<model::LeftOutConfig>& configs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const model::LeftOutConfig& c : configs) {
+    out.push_back({{"config", c.config},
+                   {"predicted_ms", c.predicted_ms},
+                   {"pessimistic_ms", c.pessimistic_ms},
+                   {"measured_ms", c.measured_ms}});
+  }
+  return out;
+}
+
 nlohmann::json validation_json(const DeviceInfo& device, const model::Validation& v, double margin) {
   nlohmann::json problems = nlohmann::json::array();
   for (const model::LeftOutProblem& p : v.problems) {
     problems.push_back({{"problem", p.problem},
+                        {"ranked_first", configs_json(p.ranked_first)},
+                        {"measured_first", configs_json(p.measured_first)},
+                        {"cublas_measured_ms", p.cublas_measured_ms},
+                        {"cublas_predicted_ms", p.cublas_predicted_ms},
                         {"configs", p.configs},
                         {"rank_correlation", p.rank_correlation},
                         {"chosen", p.chosen},
@@ -84,7 +99,11 @@ int run_left_out(const LeftOutRequest& request) {
   std::vector<std::string> labels;
   for (runtime::ResultSource* source : sources) labels.push_back(source->label());
 
-  const double margin = runtime::SelectorOptions{}.predicted_margin;
+  model::LeftOutOptions options;
+  options.predicted_margin = runtime::SelectorOptions{}.predicted_margin;
+  options.min_configs = kMinConfigs;
+  options.only = request.problem;
+  options.ranked = request.ranked;
   nlohmann::json out = nlohmann::json::array();
   for (const DeviceInfo& device : models_named(sources, request.device)) {
     model::TrainingData data;
@@ -95,10 +114,9 @@ int run_left_out(const LeftOutRequest& request) {
                  "fitted on the rest of {} (a fit per problem, a few seconds each)\n",
                  device.name, kMinConfigs, fmt::join(labels, ", "));
     }
-    const model::Validation v =
-        model::validate_left_out(library, device, data, margin, kMinConfigs, request.problem);
+    const model::Validation v = model::validate_left_out(library, device, data, options);
     if (request.json) {
-      out.push_back(validation_json(device, v, margin));
+      out.push_back(validation_json(device, v, options.predicted_margin));
     } else if (v.problems.empty()) {
       fmt::print("{}: no problem to leave out (none matches, or none was measured on {} configs)\n\n",
                  device.name, kMinConfigs);

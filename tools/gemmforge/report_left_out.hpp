@@ -15,6 +15,7 @@ struct LeftOutRequest {
   bool shipped = false;  ///< the shipped results alone
   std::string device;    ///< (part of) a GPU model's name; empty: every model with results
   std::function<bool(const KernelProblem&)> problem;  ///< problems to leave out; empty: all
+  size_t ranked = 0;  ///< configs listed per problem: those the model ranks first, the fastest measured
   bool json = false;
 };
 
