@@ -127,10 +127,14 @@ Validation validate_left_out(const TemplateLibrary& library, const DeviceInfo& d
         }
         return kept;
       };
+      // Ties go to the earlier measurement, as the choice above takes the first of equal times.
       p.ranked_first = keep([&](size_t a, size_t b) {
-        return predictions[a].pessimistic_ms() < predictions[b].pessimistic_ms();
+        const double pa = predictions[a].pessimistic_ms(), pb = predictions[b].pessimistic_ms();
+        return pa < pb || (pa == pb && a < b);
       });
-      p.measured_first = keep([&](size_t a, size_t b) { return measured[a] < measured[b]; });
+      p.measured_first = keep([&](size_t a, size_t b) {
+        return measured[a] < measured[b] || (measured[a] == measured[b] && a < b);
+      });
     }
     correlations.push_back(p.rank_correlation);
     chosen.push_back(p.chosen_over_best);
