@@ -106,4 +106,10 @@ bool same_gpu_model(const std::string& a, const std::string& b) {
                     [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
 }
 
+bool gpu_name_contains(const std::string& name, const std::string& part) {
+  return std::search(name.begin(), name.end(), part.begin(), part.end(),
+                     [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); }) !=
+         name.end();
+}
+
 }  // namespace gemmforge

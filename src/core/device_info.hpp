@@ -48,6 +48,10 @@ struct DeviceInfo {
 /// card of a model serve every card of it.
 bool same_gpu_model(const std::string& a, const std::string& b);
 
+/// Whether a device name holds `part`, case ignored: how a user names a GPU model by a part of its name
+/// ("h200").
+bool gpu_name_contains(const std::string& name, const std::string& part);
+
 /// "13.0" from 13000.
 std::string format_cuda_version(int version);
 

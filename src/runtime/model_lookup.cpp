@@ -34,11 +34,6 @@ std::string upper(std::string text) {
   return text;
 }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 // The devices `name` matches in one source, as Database::devices_matching matches them (a uuid, the whole
 // name ignoring case, else a part of it), and the distinct model names among them.
 std::optional<ModelDevice> recorded(const std::string& name, ResultSource& source) {
@@ -50,8 +45,7 @@ std::optional<ModelDevice> recorded(const std::string& name, ResultSource& sourc
   for (const bool whole : {true, false}) {
     if (!found.empty()) break;
     for (const DeviceInfo& d : devices) {
-      const std::string model = lower(d.name), wanted = lower(name);
-      if (whole ? model == wanted : model.find(wanted) != std::string::npos) found.push_back(&d);
+      if (whole ? same_gpu_model(d.name, name) : gpu_name_contains(d.name, name)) found.push_back(&d);
     }
   }
   std::set<std::string> models;
