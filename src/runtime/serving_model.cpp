@@ -9,14 +9,14 @@
 #include "gemmforge/error.hpp"
 
 namespace gemmforge::runtime {
-namespace {
 
-model::TrainingData gather(const TemplateLibrary& library, const DeviceInfo& device,
-                           const std::vector<ResultSource*>& sources, std::vector<std::string>& read) {
+model::TrainingData gather_measurements(const TemplateLibrary& library, int cc,
+                                        const std::vector<ResultSource*>& sources,
+                                        std::vector<std::string>& read) {
   model::TrainingData data;
   for (ResultSource* source : sources) {
     try {
-      source->add_measurements(device.cc(), library, data);
+      source->add_measurements(cc, library, data);
       read.push_back(source->label());
     } catch (const Error& e) {
       spdlog::warn("the performance model leaves out {}: {}", source->label(), e.what());
@@ -25,11 +25,9 @@ model::TrainingData gather(const TemplateLibrary& library, const DeviceInfo& dev
   return data;
 }
 
-}  // namespace
-
 ServingModel::ServingModel(const TemplateLibrary& library, const DeviceInfo& device,
                            const std::vector<ResultSource*>& sources)
-    : data(gather(library, device, sources, this->sources)),
+    : data(gather_measurements(library, device.cc(), sources, this->sources)),
       kernels(library, device, data),
       vendor(device, data),
       portfolio(library, device, data) {}

@@ -15,6 +15,12 @@
 
 namespace gemmforge::runtime {
 
+/// Every measurement of GPUs of compute capability `cc` in `sources`, in order; a source that fails to read
+/// costs a warning, not the rest. The labels of the sources read are appended to `read`.
+model::TrainingData gather_measurements(const TemplateLibrary& library, int cc,
+                                        const std::vector<ResultSource*>& sources,
+                                        std::vector<std::string>& read);
+
 struct ServingModel {
   /// Reads the measurements of `device`'s architecture from every source (a source that fails to read
   /// costs a warning, not the model) and fits the models.

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -13,19 +13,12 @@
 #include "model/validation.hpp"
 #include "runtime/exchange_files.hpp"
 #include "runtime/selector.hpp"
+#include "runtime/serving_model.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime/tuned_source.hpp"
 
 namespace gemmforge::cli {
 namespace {
-
-// Problems measured on fewer configs than this have nothing to rank.
-constexpr size_t kMinConfigs = 8;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
 
 // One device of each GPU model the sources recorded whose name holds `wanted` (any case), or every model.
 std::vector<DeviceInfo> models_named(const std::vector<runtime::ResultSource*>& sources,
@@ -37,7 +30,7 @@ std::vector<DeviceInfo> models_named(const std::vector<runtime::ResultSource*>& 
       if (std::find(known.begin(), known.end(), d.name) == known.end()) known.push_back(d.name);
       const bool listed = std::any_of(models.begin(), models.end(),
                                       [&](const DeviceInfo& m) { return model::same_model(m, d); });
-      if (!listed && lower(d.name).find(lower(wanted)) != std::string::npos) models.push_back(d);
+      if (!listed && gpu_name_contains(d.name, wanted)) models.push_back(d);
     }
   }
   if (models.empty()) {
@@ -96,30 +89,34 @@ int run_left_out(const LeftOutRequest& request) {
   std::vector<runtime::ResultSource*> sources;
   if (opened.source != nullptr) sources.push_back(opened.source.get());
   sources.push_back(&runtime::shipped_source());
-  std::vector<std::string> labels;
-  for (runtime::ResultSource* source : sources) labels.push_back(source->label());
 
   model::LeftOutOptions options;
   options.predicted_margin = runtime::SelectorOptions{}.predicted_margin;
-  options.min_configs = kMinConfigs;
   options.only = request.problem;
   options.ranked = request.ranked;
+  // The measurements of each architecture, read once for all its GPU models, as serving reads them.
+  std::map<int, std::pair<model::TrainingData, std::vector<std::string>>> by_cc;
   nlohmann::json out = nlohmann::json::array();
   for (const DeviceInfo& device : models_named(sources, request.device)) {
-    model::TrainingData data;
-    for (runtime::ResultSource* source : sources) source->add_measurements(device.cc(), library, data);
+    auto found = by_cc.find(device.cc());
+    if (found == by_cc.end()) {
+      std::vector<std::string> read;
+      model::TrainingData data = runtime::gather_measurements(library, device.cc(), sources, read);
+      found = by_cc.emplace(device.cc(), std::pair{std::move(data), std::move(read)}).first;
+    }
+    const auto& [data, read] = found->second;
     if (!request.json) {
       fmt::print(stderr,
                  "{}: each problem measured on {} or more configs is left out in turn and the models are "
                  "fitted on the rest of {} (a fit per problem, a few seconds each)\n",
-                 device.name, kMinConfigs, fmt::join(labels, ", "));
+                 device.name, options.min_configs, fmt::join(read, ", "));
     }
     const model::Validation v = model::validate_left_out(library, device, data, options);
     if (request.json) {
       out.push_back(validation_json(device, v, options.predicted_margin));
     } else if (v.problems.empty()) {
       fmt::print("{}: no problem to leave out (none matches, or none was measured on {} configs)\n\n",
-                 device.name, kMinConfigs);
+                 device.name, options.min_configs);
     } else {
       fmt::print("{}\n{}\n", device.name, model::format_left_out(v));
     }
