@@ -507,16 +507,19 @@ __device__ __forceinline__ void issue_stage(const Descriptors& stage_zero, int s
 // just issued). After a stage's first step the stage before has retired: previous_stage_retired() runs.
 template <typename Retired>
 __device__ __forceinline__ void issue_stage_rs(const char* smem, const Descriptors& stage_zero, int stage,
-                                               int wg_m, bool fresh, float (&d)[kTilesN][4],
-                                               unsigned (&frags)[2][4], Retired&& previous_stage_retired) {
+                                               int wg_m, const unsigned (&fragment_offsets)[4], bool fresh,
+                                               float (&d)[kTilesN][4], unsigned (&frags)[2][4],
+                                               Retired&& previous_stage_retired) {
   const char* a = smem + stage * kStageBytes + wg_m * (64 / kBoxElems * kBoxBytes);
+  const char* const elements[4] = {a + fragment_offsets[0], a + fragment_offsets[1], a + fragment_offsets[2],
+                                   a + fragment_offsets[3]};
   const unsigned long long b = advance(stage_zero.b, stage * kStageBytes);
   static_assert(kKSteps % 2 == 0, "a stage's steps alternate between the two fragment sets");
   gf::fence_accumulators(d);
 #pragma unroll
   for (int step = 0; step < kKSteps; ++step) {
     unsigned(&fragment)[4] = frags[step % 2];
-    gf::load_tf32_fragment_mn(a, kBoxBytes, step, fragment);
+    gf::load_tf32_fragment_mn(elements, step, fragment);
     gf::wgmma_fence();
     gf::wgmma_tf32_rs<WN>(d, fragment, advance(b, 32 * step), fresh && step == 0 ? 0 : 1);
     gf::wgmma_commit();
@@ -685,10 +688,12 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const Descriptors stage_zero = stage_zero_descriptors(smem, wg_m, wg_n);
   float acc[kTilesN][4];
-  float sums[kTilesN][4];  // with FOLD: the FP32 sums of the folded accumulators
-  unsigned frags[2][4];    // with RS_A: the first operand's fragments of two K steps
-  int use = 0;             // stages consumed so far (by either team), across segments
-  int works = 0;           // pieces of work walked so far
+  float sums[kTilesN][4];        // with FOLD: the FP32 sums of the folded accumulators
+  unsigned frags[2][4];          // with RS_A: the first operand's fragments of two K steps
+  unsigned fragment_offsets[4];  // with RS_A: where this thread's fragment elements lie in a stage's tile
+  if constexpr (RS_A) gf::tf32_fragment_offsets_mn(kBoxBytes, fragment_offsets);
+  int use = 0;    // stages consumed so far (by either team), across segments
+  int works = 0;  // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
   for_each_work(args, [&](const Work& work) {
     const gf::Segment& segment = work.segment;
@@ -705,7 +710,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       const int stage = use % STAGES;
       gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
       if constexpr (RS_A) {
-        issue_stage_rs(smem, stage_zero, stage, wg_m, kt == 0, acc, frags, [&] {
+        issue_stage_rs(smem, stage_zero, stage, wg_m, fragment_offsets, kt == 0, acc, frags, [&] {
           if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
         });
       } else {

@@ -103,9 +103,10 @@ __device__ __forceinline__ void wgmma_major(float (&d)[N / 8][4], unsigned long 
 // rows) cannot be read by wgmma from shared memory; the first operand may come from registers instead.
 // A warp's fragment of one K step (8 elements of K) of its 16 rows, as mma.sync's m16n8k8 lays it out:
 // a[0] = (row g, k t), a[1] = (row g + 8, k t), a[2] = (row g, k t + 4), a[3] = (row g + 8, k t + 4), for
-// lane 4 g + t. `tile` is the warpgroup's first box, `box_bytes` the distance between boxes.
-__device__ __forceinline__ void load_tf32_fragment_mn(const char* tile, unsigned box_bytes, int step,
-                                                      unsigned (&a)[4]) {
+// lane 4 g + t. The swizzle reads K modulo 8, which a step of 8 K rows leaves alone: a thread's four
+// elements lie at fixed offsets from the warpgroup's tile at step 0 (tf32_fragment_offsets_mn, once per
+// thread), and each step moves them 1024 bytes on, so that a load is one LDS with an immediate offset.
+__device__ __forceinline__ void tf32_fragment_offsets_mn(unsigned box_bytes, unsigned (&offsets)[4]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
   const int g = lane / 4;
@@ -113,11 +114,17 @@ __device__ __forceinline__ void load_tf32_fragment_mn(const char* tile, unsigned
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int row = 16 * warp + g + 8 * (i & 1);  // M within the warpgroup's 64 rows
-    const int k = 8 * step + t + 4 * (i >> 1);    // K within the stage
+    const int k = t + 4 * (i >> 1);               // K within the step
     const int e = row % 32;                       // element within its box's 128-byte line
-    const char* line = tile + (row / 32) * box_bytes + k * 128;
-    a[i] = *reinterpret_cast<const unsigned*>(line + (((e / 4) ^ (k % 8)) << 4) + (e % 4) * 4);
+    offsets[i] = (row / 32) * box_bytes + k * 128 + (((e / 4) ^ k) << 4) + (e % 4) * 4;
   }
+}
+
+// The fragment of K step `step`, from the four element pointers of step 0 (`tile` plus the offsets above).
+__device__ __forceinline__ void load_tf32_fragment_mn(const char* const (&elements)[4], int step,
+                                                      unsigned (&a)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<const unsigned*>(elements[i] + 1024 * step);
 }
 
 #define GF_WGMMA_RS_ASM(N, OPERANDS, SCALE_D)                                                \
