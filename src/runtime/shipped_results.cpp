@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/embedded.hpp"
+#include "core/gzip.hpp"
 #include "db/exchange.hpp"
 #include "db/import_document.hpp"
 #include "gemmforge/error.hpp"
@@ -39,12 +40,21 @@ ResultFiles result_files_in(const std::string& folder) {
     throw NotFoundError(fmt::format("results folder '{}' does not exist", folder));
   ResultFiles files;
   for (const auto& entry : fs::directory_iterator(folder)) {
-    const auto extension = entry.path().extension();
-    if (!entry.is_regular_file() || (extension != ".json" && extension != ".cubins")) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
+    const fs::path& path = entry.path();
+    const bool gzipped = path.extension() == ".gz" && path.stem().extension() == ".json";
+    if (!entry.is_regular_file() ||
+        (!gzipped && path.extension() != ".json" && path.extension() != ".cubins"))
+      continue;
+    std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    files[entry.path().filename().string()] = text.str();
+    // An export is known by its name without ".gz": a folder may not hold it both ways.
+    const std::string name = gzipped ? path.stem().string() : path.filename().string();
+    if (files.count(name) != 0) {
+      throw InvalidArgumentError(
+          fmt::format("results folder '{}' holds {} both compressed and not: keep one", folder, name));
+    }
+    files[name] = gzipped ? gunzip(text.str(), path.string()) : text.str();
   }
   return files;
 }

@@ -1,5 +1,6 @@
-// Tuning results shipped inside gemmforge: db/tuned/*.json, exported from tuning runs on real GPUs, and the
-// cubins of their kernels, db/tuned/*.cubins, all embedded at build time. They serve GPU models the user's
+// Tuning results shipped inside gemmforge: db/tuned/*.json.gz, exported from tuning runs on real GPUs (kept
+// compressed; the build unpacks them), and the cubins of their kernels, db/tuned/*.cubins, all embedded at
+// build time. They serve GPU models the user's
 // database knows nothing of, without waiting for NVRTC, and with every trial they carry they train the
 // performance model. Read straight from the documents, validated as an import is, without a database: a few
 // tens of milliseconds.
@@ -24,7 +25,9 @@ using ResultFiles = std::map<std::string, std::string>;
 
 /// The files embedded at build time (none when db/tuned/ held none).
 ResultFiles builtin_result_files();
-/// Every *.json and *.cubins file of a folder; throws NotFoundError when it is not a folder.
+/// Every *.json, *.json.gz (unpacked, under its name without .gz) and *.cubins file of a folder. Throws
+/// NotFoundError when it is not a folder, InvalidArgumentError for damaged gzip data or an export there
+/// both compressed and not.
 ResultFiles result_files_in(const std::string& folder);
 
 class ShippedResults : public ResultSource {

@@ -42,9 +42,10 @@ class CaseFolder {
   std::string file(const std::string& name) const { return folder_.file(name); }
   const std::filesystem::path& path() const { return folder_.path(); }
 
-  /// The shipped H200 results with every result also listed as a trial: a valid export.
+  /// The shipped H200 results (as the build unpacked them) with every result also listed as a trial: a valid
+  /// export.
   static json good_document() {
-    json doc = json::parse(std::ifstream(std::string(GEMMFORGE_SOURCE_DIR) + "/db/tuned/nvidia-h200.json"));
+    json doc = json::parse(std::ifstream(std::string(GEMMFORGE_BINARY_DIR) + "/tuned/nvidia-h200.json"));
     doc["trials"] = json::array();
     for (json trial : doc["results"]) {
       trial["status"] = "ok";

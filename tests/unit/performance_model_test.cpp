@@ -17,7 +17,8 @@
 namespace gemmforge::model {
 namespace {
 
-const std::string kRecorded = std::string(GEMMFORGE_SOURCE_DIR) + "/db/tuned";
+// The shipped results as the build unpacked them from db/tuned/.
+const std::string kRecorded = std::string(GEMMFORGE_BINARY_DIR) + "/tuned";
 
 TrainingData recorded_h100(DeviceInfo& h100) {
   const TemplateLibrary& library = TemplateLibrary::instance();

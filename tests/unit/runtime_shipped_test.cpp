@@ -2,7 +2,10 @@
 // `gemmforge import`; a broken file is named in the error.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -79,7 +82,8 @@ TEST(RuntimeShipped, TheFastestResultOfTheModelServesUnlessTheCardsOwnIsAsFast) 
 
 // Every shipped best of an architecture with a bundle has its cubin under the key the runtime computes, so
 // no problem served from shipped results waits for NVRTC. A change to a template changes the keys: then
-// `gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins` makes the bundle anew.
+// `gemmforge bundle --arch sm_90 -o db/tuned/sm_90.cubins` (from a build with the new results) makes the
+// bundle anew.
 TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchitecture) {
   const TemplateLibrary& library = TemplateLibrary::instance();
   runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
@@ -99,8 +103,7 @@ TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchite
         rtc::make_spec(*config->kernel_template, config->config, result.problem, device.arch(), &device);
     EXPECT_FALSE(shipped.cubin(spec.cubin_key(library)).empty())
         << "no shipped cubin for " << result.problem.to_string() << " on " << device.name << " ("
-        << result.config_key
-        << "): run gemmforge bundle --arch sm_90 --results db/tuned -o db/tuned/sm_90.cubins";
+        << result.config_key << "): run gemmforge bundle --arch sm_90 -o db/tuned/sm_90.cubins";
     ++checked;
   }
   EXPECT_GE(checked, 12u);
@@ -179,6 +182,58 @@ TEST(RuntimeShipped, AResultOfAnotherTemplateSourceIsWhereARetuneStarts) {
   EXPECT_TRUE(shipped.retired(other, square, library, 2).empty());
   EXPECT_TRUE(shipped.retired(device, test_support::typed_problem(4096, 4096, 4096, "nn", "f32"), library, 2)
                   .empty());
+}
+
+// Shipped exports are kept gzip-compressed: a folder of results reads NAME.json.gz (here in two gzip
+// members, as `cat a.gz b.gz` makes) as NAME.json, refuses an export it holds both ways, and names a file
+// whose data is cut short or is not gzip.
+TEST(RuntimeShipped, AFolderReadsExportsKeptGzipCompressed) {
+  TempFolder folder;
+  std::ifstream in(test_data("shipped_h200.json"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string gz = folder.file("h200.json.gz");
+  const size_t half = text.size() / 2;
+  for (const auto& [mode, part] :
+       {std::pair{"wb9", text.substr(0, half)}, std::pair{"ab9", text.substr(half)}}) {
+    gzFile out = gzopen(gz.c_str(), mode);
+    ASSERT_NE(out, nullptr);
+    ASSERT_EQ(gzwrite(out, part.data(), static_cast<unsigned>(part.size())), static_cast<int>(part.size()));
+    ASSERT_EQ(gzclose(out), Z_OK);
+  }
+  const runtime::ResultFiles files = runtime::result_files_in(folder.file(""));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files.at("h200.json"), text);
+  EXPECT_EQ(runtime::ShippedResults(files, "shipped", TemplateLibrary::instance()).results(), 3u);
+
+  std::ofstream(folder.file("h200.json")) << text;
+  try {
+    runtime::result_files_in(folder.file(""));
+    FAIL() << "an export held both compressed and not was read";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("h200.json both compressed and not"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(folder.file("h200.json"));
+
+  std::string bytes;
+  {
+    std::ifstream packed(gz, std::ios::binary);
+    bytes.assign((std::istreambuf_iterator<char>(packed)), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 4);
+  try {
+    runtime::result_files_in(folder.file(""));
+    FAIL() << "a truncated gzip file was read";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("h200.json.gz: the gzip data ends early"), std::string::npos)
+        << e.what();
+  }
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << text;
+  try {
+    runtime::result_files_in(folder.file(""));
+    FAIL() << "a file that is not gzip was read";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("h200.json.gz: not gzip data"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RuntimeShipped, ABrokenFileIsNamedAndRejected) {
