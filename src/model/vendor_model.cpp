@@ -30,7 +30,11 @@ enum Feature : size_t {
   kSixteenBit,   // 16-bit operands: another family of kernels, at another share of its peak
   // Unaligned rows for each family of cuBLAS kernels apart: its tensor-core kernels lose far more on them
   // (on an H100, 4103x4105x4104 at 0.15 of the speed at 4096^3 for BF16, 0.30 for TF32) than SGEMM's FFMA
-  // kernels do on FP32 rows (0.86), and each family by its own share.
+  // kernels do on FP32 rows (0.86), and each family by its own share. Any one operand's rows unaligned
+  // cost a tensor-core family most of it (its TMA kernels are out of reach), whichever operand it is: a
+  // feature of its own, so that a problem unaligned in another operand than those measured still pays it.
+  kSixteenBitUnaligned,
+  kTf32Unaligned,
   kSixteenBitUnalignedA,
   kSixteenBitUnalignedB,
   kSixteenBitUnalignedC,
@@ -80,9 +84,14 @@ SparseFeatures VendorModel::features(const DeviceInfo& device, const KernelProbl
   const size_t unaligned = bytes == 2                ? kSixteenBitUnalignedA
                            : p.dtype == Dtype::kTf32 ? kTf32UnalignedA
                                                      : kUnalignedA;
-  if (p.align_a * bytes < 16) x.emplace_back(unaligned, 1.0);
-  if (p.align_b * bytes < 16) x.emplace_back(unaligned + 1, 1.0);
-  if (p.align_c * element_bytes(p.c_dtype) < 16) x.emplace_back(unaligned + 2, 1.0);
+  const bool unaligned_a = p.align_a * bytes < 16;
+  const bool unaligned_b = p.align_b * bytes < 16;
+  const bool unaligned_c = p.align_c * element_bytes(p.c_dtype) < 16;
+  if (unaligned_a) x.emplace_back(unaligned, 1.0);
+  if (unaligned_b) x.emplace_back(unaligned + 1, 1.0);
+  if (unaligned_c) x.emplace_back(unaligned + 2, 1.0);
+  if ((unaligned_a || unaligned_b || unaligned_c) && unaligned != kUnalignedA)
+    x.emplace_back(bytes == 2 ? kSixteenBitUnaligned : kTf32Unaligned, 1.0);
   x.emplace_back(kSmallM, log_below(static_cast<double>(p.m), 4096));
   x.emplace_back(kSmallN, log_below(static_cast<double>(p.n), 4096));
   x.emplace_back(kSmallK, log_below(static_cast<double>(p.k), 4096));

@@ -116,6 +116,26 @@ TEST(VendorModel, AFittedPredictionCarriesTheFitsLeftOutErrorAndAMeasurementNone
   EXPECT_DOUBLE_EQ(fitted.log_error, vendor.typical_log_error());
 }
 
+// A tensor-core family's cuBLAS kernels lose most of their speed where any operand's rows are unaligned.
+// The recorded TF32 problems show it only where B and C are (4103x4105x4104 nn); a problem unaligned in A
+// and C is charged it too, and is not predicted near the aligned speed.
+TEST(VendorModel, AnyUnalignedOperandCostsATensorCoreFamilyItsSpeed) {
+  DeviceInfo h100;
+  const TrainingData data = recorded_h100(h100);
+  const VendorModel vendor(h100, data);
+  const KernelProblem aligned = test_support::typed_problem(4000, 4000, 4004, "tt", "tf32");
+  const KernelProblem unaligned = test_support::typed_problem(4001, 4003, 4004, "tt", "tf32");
+  ASSERT_EQ(unaligned.align_a, 1);
+  ASSERT_EQ(unaligned.align_b, 4);
+  ASSERT_EQ(unaligned.align_c, 1);
+  const Prediction fast = vendor.predict(aligned);
+  const Prediction slow = vendor.predict(unaligned);
+  ASSERT_EQ(slow.basis, Basis::kFitted);
+  fmt::print("cuBLAS TF32 tt: {:.4f} ms predicted aligned, {:.4f} ms with A and C unaligned\n", fast.time_ms,
+             slow.time_ms);
+  EXPECT_GT(slow.time_ms, 1.8 * fast.time_ms);  // on an H200: 3.5x (4103x4105x4104)
+}
+
 // A generated kernel serves only if it is faster than cuBLAS by the margin once their log ratio is taken
 // one typical error against it; the two errors combine as independent ones (root sum of squares).
 TEST(VendorModel, ServesCublasUnlessTheKernelWinsByTheTwoPredictionsCombinedError) {
