@@ -3,7 +3,7 @@
 # The CUDA toolkit (13.x: nvcc not needed, but NVRTC, cuBLAS, cudart and headers) must already be installed.
 set -euo pipefail
 packages=(cmake g++ make libsqlitecpp-dev libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev gnuplot-nox zlib1g-dev)
+          libgtest-dev gnuplot-nox zlib1g-dev gzip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
