@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/gzip.hpp"
 #include "db/export_reader.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/config_check.hpp"
@@ -23,13 +25,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The input of an import: a file, or standard input for "-".
+// The input of an import: a file, or standard input for "-"; inflated as it is read where it is gzip.
 struct Input {
   std::ifstream file;
+  std::unique_ptr<GzipInputBuffer> inflater;
+  std::unique_ptr<std::istream> inflated;
   std::istream* stream = nullptr;
-  int64_t size = 0;
+  int64_t size = 0;  // of the text read, where known
   std::string name;
 };
+
+// Reads `input` into `importer`. Where gzip data is damaged or cut short, that is the error, not what the
+// early end made of the JSON.
+void read_input(db::Importer& importer, Input& input, const db::Progress& progress) {
+  try {
+    importer.read(*input.stream, input.name, progress, input.size);
+  } catch (const InvalidArgumentError&) {
+    if (input.inflater && !input.inflater->error().empty())
+      throw InvalidArgumentError(fmt::format("{}: {}", input.name, input.inflater->error()));
+    throw;
+  }
+  if (input.inflater && !input.inflater->error().empty())
+    throw InvalidArgumentError(fmt::format("{}: {}", input.name, input.inflater->error()));
+  if (input.stream->bad())
+    throw InvalidArgumentError(fmt::format("{}: a read error stopped the import", input.name));
+}
 
 void open_input(Input& input, const std::string& path) {
   if (path == "-") {
@@ -49,6 +69,15 @@ void open_input(Input& input, const std::string& path) {
   if (fs::is_regular_file(status)) input.size = static_cast<int64_t>(fs::file_size(path, error));
   input.stream = &input.file;
   input.name = path;
+}
+
+// An export compressed with gzip (as db/tuned/ keeps them) is inflated as it is read.
+void inflate_if_gzip(Input& input) {
+  if (!starts_as_gzip(input.stream->peek())) return;
+  input.inflater = std::make_unique<GzipInputBuffer>(*input.stream);
+  input.inflated = std::make_unique<std::istream>(input.inflater.get());
+  input.stream = input.inflated.get();
+  input.size = 0;  // the text's size is not the file's
 }
 
 // A name beside `path` that no other process picks: the export is written there, then renamed.
@@ -79,6 +108,7 @@ FileKind file_kind(const std::string& path) {
   in.read(bytes, sizeof(bytes));
   const std::streamsize got = in.gcount();
   if (got == 16 && std::string(bytes, 16) == std::string("SQLite format 3\0", 16)) return FileKind::kDatabase;
+  if (has_gzip_magic(bytes, static_cast<size_t>(got))) return FileKind::kGzip;
   for (std::streamsize i = 0; i < got; ++i) {
     if (std::isspace(static_cast<unsigned char>(bytes[i]))) continue;
     return bytes[i] == '{' ? FileKind::kJson : FileKind::kOther;
@@ -87,7 +117,8 @@ FileKind file_kind(const std::string& path) {
 }
 
 std::optional<db::Database> open_results(const std::string& path, const TemplateLibrary& library) {
-  if (path != ":memory:" && fs::is_regular_file(path) && file_kind(path) == FileKind::kJson) {
+  const FileKind kind = path != ":memory:" && fs::is_regular_file(path) ? file_kind(path) : FileKind::kOther;
+  if (kind == FileKind::kJson || kind == FileKind::kGzip) {
     db::Database database = db::Database::open(":memory:");
     import_file(database, path, db::ImportPolicy::kFaster, library);
     return database;
@@ -153,7 +184,15 @@ db::ExportSummary export_file(const db::Database& database, const std::string& p
                         "is not writable",
                         path));
       }
-      summary = write(out);
+      if (path.ends_with(".gz")) {  // compressed as it is written
+        GzipOutputBuffer packer(out);
+        std::ostream packed(&packer);
+        summary = write(packed);
+        if (!packed || !packer.finish())
+          throw InvalidArgumentError(fmt::format("cannot write the export to '{}' (disk full?)", path));
+      } else {
+        summary = write(out);
+      }
       out.close();
       if (!out) throw InvalidArgumentError(fmt::format("cannot write the export to '{}' (disk full?)", path));
     }
@@ -188,9 +227,8 @@ void read_exports(db::Importer& importer, const std::vector<std::string>& paths,
   for (const std::string& path : paths) {
     Input input;
     open_input(input, path);
-    importer.read(*input.stream, input.name, progress ? progress(input.name) : db::Progress(), input.size);
-    if (input.stream->bad())
-      throw InvalidArgumentError(fmt::format("{}: a read error stopped the import", input.name));
+    inflate_if_gzip(input);
+    read_input(importer, input, progress ? progress(input.name) : db::Progress());
   }
 }
 

@@ -29,13 +29,14 @@ std::string database_path_or_default(const std::string& option);
 std::optional<db::Database> open_existing(const std::string& path,
                                           const db::OpenOptions& options = {db::Access::kAuto, false, {}});
 
-/// What a file holds, from its first bytes: an SQLite database, JSON (an export), or neither.
-enum class FileKind { kDatabase, kJson, kOther };
+/// What a file holds, from its first bytes: an SQLite database, JSON (an export), gzip data (an export
+/// compressed, as db/tuned/ keeps them), or none of these.
+enum class FileKind { kDatabase, kJson, kGzip, kOther };
 FileKind file_kind(const std::string& path);
 
-/// Results to read from `path`: a database opened as open_existing does, or a JSON export imported into
-/// a private in-memory database (checked as `gemmforge import` checks it), so that `report` and `query`
-/// read shipped results and exports directly. nullopt when there is no such file.
+/// Results to read from `path`: a database opened as open_existing does, or a JSON export (compressed with
+/// gzip or not) imported into a private in-memory database (checked as `gemmforge import` checks it), so
+/// that `report` and `query` read shipped results and exports directly. nullopt when there is no such file.
 std::optional<db::Database> open_results(const std::string& path, const TemplateLibrary& library);
 
 /// The results a reading command (`query`) consults, in order.
@@ -53,10 +54,11 @@ enum class ExportFormat { kJson, kCsv };
 /// "json" or "csv"; throws InvalidArgumentError.
 ExportFormat parse_export_format(const std::string& text);
 
-/// Writes the export of `database` to `path` ("-": standard output). A file is written beside its
-/// destination under a temporary name and renamed into place when complete, so a failed export leaves
-/// nothing behind and never a truncated file. Throws InvalidArgumentError when the file cannot be
-/// written, NotFoundError when options.device matches no device.
+/// Writes the export of `database` to `path` ("-": standard output), compressed with gzip where the name
+/// ends in ".gz". A file is written beside its destination under a temporary name and renamed into place
+/// when complete, so a failed export leaves nothing behind and never a truncated file. Throws
+/// InvalidArgumentError when the file cannot be written, NotFoundError when options.device matches no
+/// device.
 db::ExportSummary export_file(const db::Database& database, const std::string& path, ExportFormat format,
                               const db::ExportOptions& options, const db::Progress& progress = {});
 
@@ -64,8 +66,9 @@ db::ExportSummary export_file(const db::Database& database, const std::string& p
 /// (manifest_validator), sources known by their hash, ok results within `error_bound`.
 db::ImportChecks import_checks(const TemplateLibrary& library, double error_bound = 1e-5);
 
-/// Reads the JSON exports at `paths` ("-": standard input) into `importer`, each streamed. Throws
-/// InvalidArgumentError naming the file for one that cannot be read or is not an export.
+/// Reads the JSON exports at `paths` ("-": standard input) into `importer`, each streamed, and inflated as
+/// it is read where it is gzip. Throws InvalidArgumentError naming the file for one that cannot be read, is
+/// not an export, or whose gzip data is damaged or cut short.
 void read_exports(db::Importer& importer, const std::vector<std::string>& paths,
                   const std::function<db::Progress(const std::string& path)>& progress = {});
 

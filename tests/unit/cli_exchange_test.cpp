@@ -1,6 +1,7 @@
 // The gemmforge tool doing what its conventions promise with good input: --version and the exit statuses
 // in --help, imports of several files and of standard input, report and query reading exports and the
-// shipped results directly, and merges that give the same database whatever the order of their inputs.
+// shipped results directly, exports compressed with gzip read as plain ones, and merges that give the same
+// database whatever the order of their inputs.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
@@ -96,6 +97,56 @@ TEST_F(CliExchange, ReportAndQueryReadAnExportAndTheShippedResultsDirectly) {
   ASSERT_EQ(shipped.status, 0) << shipped.output;
   EXPECT_NE(shipped.output.find("NVIDIA H200"), std::string::npos) << shipped.output;
   EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db"))) << "reading created a database";
+}
+
+// Exports travel compressed as db/tuned/ keeps them: import (a file, or standard input), query and merge
+// read gzip as they read JSON, cut gzip data is an error that names the file and imports nothing, and
+// export writes gzip to a name ending in .gz.
+TEST_F(CliExchange, ExportsTravelCompressedWithGzip) {
+  const std::string a = generated("a.json", 40, 0);
+  const std::string b = generated("b.json", 40, 40);
+  for (const std::string& name : {a, b}) {
+    const CommandResult packed = run_command("gzip -9n " + quoted(name));
+    ASSERT_EQ(packed.status, 0) << packed.output;
+  }
+  const std::string database = folder_.file("team.db");
+  const CommandResult file = tool("import " + quoted(a + ".gz") + " --db " + quoted(database));
+  ASSERT_EQ(file.status, 0) << file.output;
+  const CommandResult piped = tool("import - --db " + quoted(database) + " < " + quoted(b + ".gz"));
+  ASSERT_EQ(piped.status, 0) << piped.output;
+  EXPECT_EQ(count(database, "best"), 80);
+  EXPECT_EQ(count(database, "trials"), 240);
+
+  const KernelProblem p = generated_problem(7);
+  const CommandResult query =
+      tool("query --device-name 'NVIDIA H200' --json --shape " + std::to_string(p.m) + "x" +
+           std::to_string(p.n) + "x" + std::to_string(p.k) + " --db " + quoted(a + ".gz"));
+  ASSERT_EQ(query.status, 0) << query.output;
+  EXPECT_EQ(json::parse(query.output)["level"], "exact");
+  const CommandResult merged = tool("merge " + quoted(a + ".gz") + " " + quoted(b + ".gz") + " -o " +
+                                    quoted(folder_.file("pooled.db")));
+  ASSERT_EQ(merged.status, 0) << merged.output;
+  EXPECT_EQ(count(folder_.file("pooled.db"), "best"), 80);
+
+  const std::string cut = folder_.file("cut.json.gz");
+  ASSERT_EQ(run_command("head -c 3000 " + quoted(b + ".gz") + " > " + quoted(cut)).status, 0);
+  const CommandResult refused = tool("import " + quoted(cut) + " --db " + quoted(database));
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("cut.json.gz: the gzip data ends early"), std::string::npos)
+      << refused.output;
+  EXPECT_EQ(count(database, "trials"), 240);
+
+  // And `export -o NAME.gz` writes one: gzip checks it, and it imports whole.
+  const std::string packed = folder_.file("team.json.gz");
+  const CommandResult exported =
+      tool("export --db " + quoted(database) + " --format json --all-trials -o " + quoted(packed));
+  ASSERT_EQ(exported.status, 0) << exported.output;
+  const CommandResult checked = run_command("gzip -t " + quoted(packed));
+  EXPECT_EQ(checked.status, 0) << checked.output;
+  const CommandResult again = tool("import " + quoted(packed) + " --db " + quoted(folder_.file("again.db")));
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_EQ(count(folder_.file("again.db"), "best"), 80);
+  EXPECT_EQ(count(folder_.file("again.db"), "trials"), 240);
 }
 
 // Left out, a tuned problem is predicted, not looked up: the model's choice among the configs measured on it

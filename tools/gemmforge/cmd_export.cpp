@@ -66,7 +66,9 @@ Command register_export(CLI::App& app) {
                 "Every trial, failed ones included, not only the best per problem");
   cmd->add_option("--device", o->device, "Only this device: a UUID or a (part of a) name");
   cmd->add_option("--db", o->db, std::string(kDbHelp) + ", or a JSON export");
-  cmd->add_option("-o,--output", o->output, "Output file; - for standard output")->capture_default_str();
+  cmd->add_option("-o,--output", o->output,
+                  "Output file (gzip-compressed where its name ends in .gz); - for standard output")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print a summary of the export as JSON (with -o FILE)");
   return {cmd, [o] { return run_export(*o); }};
 }

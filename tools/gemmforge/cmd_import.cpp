@@ -93,7 +93,8 @@ Command register_import(CLI::App& app) {
   auto o = std::make_shared<ImportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "import", "Merge JSON exports into a tuning database (every entry checked; all or nothing)");
-  cmd->add_option("files", o->files, "JSON exports to import; - reads standard input")->required();
+  cmd->add_option("files", o->files, "JSON exports to import, gzip-compressed or not; - reads standard input")
+      ->required();
   cmd->add_option("--policy", o->policy, "Where a problem has a best already: faster, keep or replace")
       ->capture_default_str()
       ->check(one_of({"faster", "keep", "replace"}));

@@ -88,7 +88,8 @@ Command register_merge(CLI::App& app) {
       "merge",
       "Merge databases and exports into one database: the fastest verified trial of each problem wins");
   cmd->add_option("inputs", o->inputs,
-                  "Databases and JSON exports to merge; - reads an export from standard input")
+                  "Databases and JSON exports (gzip-compressed or not) to merge; - reads an export from "
+                  "standard input")
       ->required();
   cmd->add_option("-o,--output", o->output,
                   "Database to merge into (created when missing; its results take part)")
