@@ -45,7 +45,6 @@ bool GzipInputBuffer::fill_input() {
   source_.read(in_.data(), static_cast<std::streamsize>(in_.size()));
   const std::streamsize got = source_.gcount();
   if (got <= 0) return false;
-  consumed_ += got;
   stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
   stream_.avail_in = static_cast<uInt>(got);
   return true;

@@ -40,8 +40,6 @@ class GzipInputBuffer : public std::streambuf {
   GzipInputBuffer& operator=(const GzipInputBuffer&) = delete;
 
   const std::string& error() const { return error_; }
-  /// Compressed bytes consumed so far, for progress against the file's size.
-  int64_t consumed() const { return consumed_; }
 
  protected:
   int_type underflow() override;
@@ -54,7 +52,6 @@ class GzipInputBuffer : public std::streambuf {
   std::vector<char> in_;
   std::vector<char> out_;
   std::string error_;
-  int64_t consumed_ = 0;
   bool ended_ = false;  // the last member's trailer was read and no byte follows
 };
 

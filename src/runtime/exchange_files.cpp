@@ -38,15 +38,17 @@ struct Input {
 // Reads `input` into `importer`. Where gzip data is damaged or cut short, that is the error, not what the
 // early end made of the JSON.
 void read_input(db::Importer& importer, Input& input, const db::Progress& progress) {
+  const auto throw_if_inflating_failed = [&input] {
+    if (input.inflater && !input.inflater->error().empty())
+      throw InvalidArgumentError(fmt::format("{}: {}", input.name, input.inflater->error()));
+  };
   try {
     importer.read(*input.stream, input.name, progress, input.size);
   } catch (const InvalidArgumentError&) {
-    if (input.inflater && !input.inflater->error().empty())
-      throw InvalidArgumentError(fmt::format("{}: {}", input.name, input.inflater->error()));
+    throw_if_inflating_failed();
     throw;
   }
-  if (input.inflater && !input.inflater->error().empty())
-    throw InvalidArgumentError(fmt::format("{}: {}", input.name, input.inflater->error()));
+  throw_if_inflating_failed();
   if (input.stream->bad())
     throw InvalidArgumentError(fmt::format("{}: a read error stopped the import", input.name));
 }
@@ -184,12 +186,11 @@ db::ExportSummary export_file(const db::Database& database, const std::string& p
                         "is not writable",
                         path));
       }
-      if (path.ends_with(".gz")) {  // compressed as it is written
+      if (path.ends_with(".gz")) {  // compressed as it is written; a failure shows on `out` below
         GzipOutputBuffer packer(out);
         std::ostream packed(&packer);
         summary = write(packed);
-        if (!packed || !packer.finish())
-          throw InvalidArgumentError(fmt::format("cannot write the export to '{}' (disk full?)", path));
+        if (!packed || !packer.finish()) out.setstate(std::ios::badbit);
       } else {
         summary = write(out);
       }
