@@ -275,25 +275,6 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
 constexpr bool kStreamFirst = L2_STREAM == (SWAP ? 1 : 2);
 constexpr bool kStreamSecond = L2_STREAM == (SWAP ? 2 : 1);
 
-// One box into `dst` (multicast to the blocks of `mask` where it is nonzero), with the streaming policy
-// where kStreamed.
-template <bool kStreamed>
-__device__ __forceinline__ void load_box(void* dst, const TensorMap* map, int inner, int outer,
-                                         unsigned long long* full, unsigned short mask = 0) {
-  if constexpr (kStreamed) {
-    const unsigned long long policy = gf::l2_evict_first_policy();
-    if (mask != 0) {
-      gf::tma_load_multicast_hinted(dst, map, inner, outer, full, mask, policy);
-    } else {
-      gf::tma_load_hinted(dst, map, inner, outer, full, policy);
-    }
-  } else if (mask != 0) {
-    gf::tma_load_multicast(dst, map, inner, outer, full, mask);
-  } else {
-    gf::tma_load(dst, map, inner, outer, full);
-  }
-}
-
 // The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
 // rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
 // rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
@@ -305,9 +286,9 @@ __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, i
   } else if constexpr (A_MN) {
 #pragma unroll
     for (int box = 0; box < kBM / kBoxElems; ++box)
-      load_box<kStreamFirst>(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
+      gf::tma_load<kStreamFirst>(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
   } else {
-    load_box<kStreamFirst>(stage, first_map(maps), k0, m0, full);
+    gf::tma_load<kStreamFirst>(stage, first_map(maps), k0, m0, full);
   }
   char* b = stage + kATileBytes;
   if constexpr (!TMA_B) {
@@ -318,24 +299,24 @@ __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, i
       constexpr int kRows = kBK / CLUSTER;
 #pragma unroll
       for (int box = 0; box < kBN / kBoxElems; ++box)
-        load_box<kStreamSecond>(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
-                                k0 + rank * kRows, full, kEveryBlock);
+        gf::tma_load<kStreamSecond>(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
+                                    k0 + rank * kRows, full, kEveryBlock);
     } else {
       constexpr int kRows = WN / CLUSTER;
 #pragma unroll
       for (int column = 0; column < WGN; ++column) {
         const int row = column * WN + rank * kRows;
-        load_box<kStreamSecond>(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
+        gf::tma_load<kStreamSecond>(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
       }
     }
   } else if constexpr (B_MN) {
 #pragma unroll
     for (int box = 0; box < kBN / kBoxElems; ++box)
-      load_box<kStreamSecond>(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
+      gf::tma_load<kStreamSecond>(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
   } else {
 #pragma unroll
     for (int column = 0; column < WGN; ++column)
-      load_box<kStreamSecond>(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
+      gf::tma_load<kStreamSecond>(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
   }
 }
 

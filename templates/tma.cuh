@@ -65,17 +65,6 @@ __device__ __forceinline__ void prefetch_tensor_map(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
 
-// Copies the box at element coordinates (inner, outer) of `map`'s tensor into shared memory at `dst`,
-// completing `bytes` of `barrier`'s transaction count. Elements outside the tensor arrive as zeros.
-__device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int inner, int outer,
-                                         unsigned long long* barrier) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
-      "[%4];\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier))
-      : "memory");
-}
-
 // An L2 policy for data read once: its lines are the first evicted, before lines others still need or have
 // written (a streamed operand then leaves the rest of L2 in place, dirty lines included, which would
 // otherwise go back to device memory while the kernel reads).
@@ -85,16 +74,43 @@ __device__ __forceinline__ unsigned long long l2_evict_first_policy() {
   return policy;
 }
 
-// tma_load with an L2 policy for the box's lines.
-__device__ __forceinline__ void tma_load_hinted(void* dst, const TensorMap* map, int inner, int outer,
-                                                unsigned long long* barrier, unsigned long long policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
-      "{%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
-      "l"(policy)
-      : "memory");
+#define GF_TMA_LOAD "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+
+// Copies the box at element coordinates (inner, outer) of `map`'s tensor into shared memory at `dst`, the
+// bytes delivered counting towards `barrier`'s transaction count; elements outside the tensor arrive as
+// zeros. With a nonzero `mask` (bit r: rank r of the cluster) every block in it receives the box at the
+// same offset, counted by its barrier at `barrier`'s offset. kEvictFirst reads the box's lines under
+// l2_evict_first_policy().
+template <bool kEvictFirst = false>
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int inner, int outer,
+                                         unsigned long long* barrier, unsigned short mask = 0) {
+  const unsigned to = shared_address(dst);
+  const unsigned long long from = reinterpret_cast<unsigned long long>(map);
+  const unsigned done = shared_address(barrier);
+  if constexpr (kEvictFirst) {
+    const unsigned long long policy = l2_evict_first_policy();
+    if (mask != 0) {
+      asm volatile(GF_TMA_LOAD
+                   ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(to),
+                   "l"(from), "r"(inner), "r"(outer), "r"(done), "h"(mask), "l"(policy)
+                   : "memory");
+    } else {
+      asm volatile(GF_TMA_LOAD ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(to), "l"(from),
+                   "r"(inner), "r"(outer), "r"(done), "l"(policy)
+                   : "memory");
+    }
+  } else if (mask != 0) {
+    asm volatile(GF_TMA_LOAD ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(to), "l"(from),
+                 "r"(inner), "r"(outer), "r"(done), "h"(mask)
+                 : "memory");
+  } else {
+    asm volatile(GF_TMA_LOAD " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(to), "l"(from), "r"(inner), "r"(outer),
+                 "r"(done)
+                 : "memory");
+  }
 }
+
+#undef GF_TMA_LOAD
 
 // Has the TMA engine store the box at element coordinates (inner, outer) of `map`'s tensor from shared memory
 // at `src` (laid out as the map's swizzle reads it); elements outside the tensor are not written. The
@@ -145,30 +161,6 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* barr
                : "=r"(remote)
                : "r"(shared_address(barrier)), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
-
-// tma_load into the same shared-memory offset of every block in `mask` (bit r: rank r) of the cluster, each
-// block's barrier at `barrier`'s offset completing the bytes it received.
-__device__ __forceinline__ void tma_load_multicast(void* dst, const TensorMap* map, int inner, int outer,
-                                                   unsigned long long* barrier, unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
-      "h"(mask)
-      : "memory");
-}
-
-// tma_load_multicast with an L2 policy for the box's lines.
-__device__ __forceinline__ void tma_load_multicast_hinted(void* dst, const TensorMap* map, int inner,
-                                                          int outer, unsigned long long* barrier,
-                                                          unsigned short mask, unsigned long long policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
-      "h"(mask), "l"(policy)
-      : "memory");
 }
 
 // Register reallocation between warpgroups: the producer gives registers back, the consumers take them.
