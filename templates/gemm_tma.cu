@@ -485,7 +485,9 @@ __device__ __forceinline__ void issue_stage(const Descriptors& stage_zero, int s
 // The same with the first operand from registers (RS_A): each K step reads its fragment from the M-major
 // tile, issues its wgmma as a commit group of its own, and waits for the step before to retire, whose
 // fragment's registers the next step fills (two sets alternate; the tensor cores meanwhile run the step
-// just issued). After a stage's first step the stage before has retired: previous_stage_retired() runs.
+// just issued). Once the first step's wait returns, the stage before has retired: previous_stage_retired()
+// runs there, or in clusters after the second step's (an arrival on the other block's barrier after the
+// first has ptxas serialize every wgmma of the kernel, C7513).
 template <typename Retired>
 __device__ __forceinline__ void issue_stage_rs(const char* smem, const Descriptors& stage_zero, int stage,
                                                int wg_m, const unsigned (&fragment_offsets)[4], bool fresh,
@@ -496,6 +498,7 @@ __device__ __forceinline__ void issue_stage_rs(const char* smem, const Descripto
                                    a + fragment_offsets[3]};
   const unsigned long long b = advance(stage_zero.b, stage * kStageBytes);
   static_assert(kKSteps % 2 == 0, "a stage's steps alternate between the two fragment sets");
+  constexpr int kHandBackStep = CLUSTER > 1 ? 1 : 0;
   gf::fence_accumulators(d);
 #pragma unroll
   for (int step = 0; step < kKSteps; ++step) {
@@ -506,7 +509,7 @@ __device__ __forceinline__ void issue_stage_rs(const char* smem, const Descripto
     gf::wgmma_commit();
     gf::wgmma_wait<1>();
     gf::fence_fragment(frags[(step + 1) % 2]);
-    if (step == 0) previous_stage_retired();
+    if (step == kHandBackStep) previous_stage_retired();
   }
   gf::fence_accumulators(d);
 }
