@@ -1,6 +1,7 @@
 // Utility kernels for verification, benchmarking and quick returns: random fills, poisoning, error
 // norms against a reference, checks that padding was left alone, and C = beta * C.
 #include "gemm_args.cuh"
+#include "row_loads.cuh"
 
 namespace {
 
@@ -206,16 +207,10 @@ namespace {
 
 constexpr int kFloorLoads = 8;
 
-__device__ __forceinline__ uint4 load_streamed(const uint4* p) {
-  uint4 v;
-#if __CUDA_ARCH__ >= 800
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-#else
-  v = __ldg(p);
-#endif
-  return v;
+// Loads the 16-byte vector at `at` as row_loads.cuh streams a run: past L1, L2 fetching the 256 bytes
+// around it from device memory.
+__device__ __forceinline__ void load_streamed(gf::Run& run, const uint4* at) {
+  gf::load_run<8, true>(run, reinterpret_cast<const unsigned short*>(at), 8);
 }
 
 __device__ __forceinline__ unsigned stream_in(const uint4* p, long long count) {
@@ -223,15 +218,16 @@ __device__ __forceinline__ unsigned stream_in(const uint4* p, long long count) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   unsigned x = 0;
   for (; i + (kFloorLoads - 1) * stride < count; i += kFloorLoads * stride) {
-    uint4 v[kFloorLoads];
+    gf::Run v[kFloorLoads];
 #pragma unroll
-    for (int u = 0; u < kFloorLoads; ++u) v[u] = load_streamed(p + i + u * stride);
+    for (int u = 0; u < kFloorLoads; ++u) load_streamed(v[u], p + i + u * stride);
 #pragma unroll
-    for (int u = 0; u < kFloorLoads; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    for (int u = 0; u < kFloorLoads; ++u) x ^= v[u][0] ^ v[u][1] ^ v[u][2] ^ v[u][3];
   }
   for (; i < count; i += stride) {
-    const uint4 v = load_streamed(p + i);
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
+    gf::Run v;
+    load_streamed(v, p + i);
+    x ^= v[0] ^ v[1] ^ v[2] ^ v[3];
   }
   return x;
 }

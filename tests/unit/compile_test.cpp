@@ -19,6 +19,7 @@
 #include "rtc/kernel_spec.hpp"
 #include "rtc/utility_kernels.hpp"
 #include "search_fixtures.hpp"
+#include "support/sass.hpp"
 
 namespace gemmforge::rtc {
 namespace {
@@ -178,14 +179,26 @@ TEST(Nvrtc, ASupportModuleCompilesOncePerProcessAndArchitecture) {
 }
 
 // The utility module (fills, comparisons, the memory floor `bench` times) compiles for sm_80 and sm_90
-// without a GPU, each of its kernels in it by name.
+// without a GPU, each of its kernels in it by name; where cuobjdump is installed, the floor reads as
+// row_loads.cuh streams a run: 16 bytes at a time, past L1, L2 fetching the bytes around each.
 TEST(Nvrtc, TheUtilityModuleCompilesForSm80AndSm90WithEveryKernel) {
+  const std::string cuobjdump = test_support::find_cuobjdump();
+  const test_support::TempFolder folder;
   for (const std::string arch : {"sm_80", "sm_90"}) {
     const std::vector<char>& cubin = utility_cubin(arch);
     const std::string image(cubin.begin(), cubin.end());
     for (const char* kernel : {"gf_fill_uniform", "gf_compare_typed", "gf_convert_floats", "gf_stream_floor"})
       EXPECT_NE(image.find(kernel), std::string::npos) << kernel << " for " << arch;
+    if (cuobjdump.empty()) continue;
+    const std::string sass = test_support::sass_of(cuobjdump, cubin, folder);
+    const size_t floor = sass.find("Function : gf_stream_floor");
+    ASSERT_NE(floor, std::string::npos) << arch << ":\n" << sass;
+    const std::string floor_sass = sass.substr(floor, sass.find("Function :", floor + 1) - floor);
+    // Past L1 (NA) with an L2 prefetch (LTC): of 256 bytes on sm_90; ptxas sets 128 for sm_80.
+    const std::string load = arch == "sm_90" ? "LDG.E.NA.LTC256B.128" : "LDG.E.NA.LTC128B.128";
+    EXPECT_GE(test_support::count(floor_sass, load), 8u) << arch << ":\n" << floor_sass;
   }
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump on the PATH: the floor's loads went unchecked";
 }
 
 // Where a compilation's time goes: NVRTC's -time table, read back per phase (a seed of sgemm_simt spends
