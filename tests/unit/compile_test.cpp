@@ -191,9 +191,8 @@ TEST(Nvrtc, TheUtilityModuleCompilesForSm80AndSm90WithEveryKernel) {
       EXPECT_NE(image.find(kernel), std::string::npos) << kernel << " for " << arch;
     if (cuobjdump.empty()) continue;
     const std::string sass = test_support::sass_of(cuobjdump, cubin, folder);
-    const size_t floor = sass.find("Function : gf_stream_floor");
-    ASSERT_NE(floor, std::string::npos) << arch << ":\n" << sass;
-    const std::string floor_sass = sass.substr(floor, sass.find("Function :", floor + 1) - floor);
+    const std::string floor_sass = test_support::function_sass(sass, "gf_stream_floor");
+    ASSERT_FALSE(floor_sass.empty()) << arch << ":\n" << sass;
     // Past L1 (NA) with an L2 prefetch (LTC): of 256 bytes on sm_90; ptxas sets 128 for sm_80.
     const std::string load = arch == "sm_90" ? "LDG.E.NA.LTC256B.128" : "LDG.E.NA.LTC128B.128";
     EXPECT_GE(test_support::count(floor_sass, load), 8u) << arch << ":\n" << floor_sass;
