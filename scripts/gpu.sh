@@ -114,7 +114,7 @@ case "$mode" in
           set -e
           ;;
         benches)
-          # The README's tables: held-out and training FP32 problems, the BF16 half suite and the held-out
+          # The performance tables: held-out and training FP32 problems, the BF16 half suite and the held-out
           # 16-bit problems, served from the built-in shipped results with an empty user database.
           for job in "fp32-holdout f32" "fp32-suite f32" "fp32-train f32" "half-suite bf16" "half-holdout bf16"; do
             set -- $job
