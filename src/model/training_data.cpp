@@ -2,7 +2,6 @@
 #include "model/training_data.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace gemmforge::model {
 
@@ -16,10 +15,6 @@ size_t TrainingData::add_device(const DeviceInfo& device) {
   return devices.size() - 1;
 }
 
-bool same_model(const DeviceInfo& a, const DeviceInfo& b) {
-  return std::equal(a.name.begin(), a.name.end(), b.name.begin(), b.name.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  });
-}
+bool same_model(const DeviceInfo& a, const DeviceInfo& b) { return same_gpu_model(a.name, b.name); }
 
 }  // namespace gemmforge::model

@@ -2,6 +2,8 @@
 // measurements.
 #include "runtime/result_source.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -28,6 +30,25 @@ std::vector<db::TrialRecord> order_exact_results(std::vector<std::pair<bool, db:
   std::vector<db::TrialRecord> ordered;
   for (const auto& [rank, result] : ranked) ordered.push_back(*result);
   return ordered;
+}
+
+std::vector<DeviceInfo> gpu_models_named(const std::vector<ResultSource*>& sources,
+                                         const std::string& wanted) {
+  std::vector<DeviceInfo> models;
+  std::vector<std::string> known;
+  for (ResultSource* source : sources) {
+    for (const DeviceInfo& d : source->devices()) {
+      if (std::find(known.begin(), known.end(), d.name) == known.end()) known.push_back(d.name);
+      const bool listed = std::any_of(models.begin(), models.end(),
+                                      [&](const DeviceInfo& m) { return same_gpu_model(m.name, d.name); });
+      if (!listed && gpu_name_contains(d.name, wanted)) models.push_back(d);
+    }
+  }
+  if (models.empty()) {
+    throw NotFoundError(fmt::format("no GPU model named like '{}' has results; the results know: {}", wanted,
+                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+  }
+  return models;
 }
 
 void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const TemplateLibrary& library,

@@ -31,7 +31,18 @@ class ResultSource {
 
   /// Every device the source recorded.
   virtual std::vector<DeviceInfo> devices() = 0;
+
+  /// The problems `template_name` has ok trials on for devices of `model`'s GPU model, with any source of
+  /// the template, each once: what a retune of the template measures again after its source changed.
+  virtual std::vector<KernelProblem> problems_of(const DeviceInfo& model,
+                                                 const std::string& template_name) = 0;
 };
+
+/// One device of each GPU model the sources recorded whose name holds `wanted` (any case; empty: every
+/// model), in the order the sources list them. Throws NotFoundError, naming the models they know, where
+/// none does.
+std::vector<DeviceInfo> gpu_models_named(const std::vector<ResultSource*>& sources,
+                                         const std::string& wanted);
 
 /// Results of one problem on cards of one model, each marked whether it was measured on the serving card
 /// itself, put in the order to serve them: fastest first, except that the card's own result goes first

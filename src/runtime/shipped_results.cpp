@@ -146,6 +146,19 @@ std::vector<Config> ShippedResults::retired(const DeviceInfo& device, const Kern
   return configs;
 }
 
+std::vector<KernelProblem> ShippedResults::problems_of(const DeviceInfo& model,
+                                                       const std::string& template_name) {
+  std::vector<KernelProblem> problems;
+  for (const Entry& e : trials_) {
+    const db::TrialRecord& t = e.trial;
+    if (t.template_name == template_name && t.status == db::TrialStatus::kOk &&
+        same_gpu_model(devices_[e.device].name, model.name) &&
+        std::find(problems.begin(), problems.end(), t.problem) == problems.end())
+      problems.push_back(t.problem);
+  }
+  return problems;
+}
+
 std::vector<std::pair<DeviceInfo, db::TrialRecord>> ShippedResults::bests(int cc) const {
   std::vector<std::pair<DeviceInfo, db::TrialRecord>> found;
   for (const Entry& e : results_) {
@@ -199,6 +212,10 @@ ResultSource& shipped_source() {
       shipped_results().add_measurements(cc, library, data);
     }
     std::vector<DeviceInfo> devices() override { return shipped_results().devices(); }
+    std::vector<KernelProblem> problems_of(const DeviceInfo& model,
+                                           const std::string& template_name) override {
+      return shipped_results().problems_of(model, template_name);
+    }
 
    private:
     std::string label_ = "shipped results";

@@ -42,6 +42,8 @@ class ShippedResults : public ResultSource {
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
   void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
   std::vector<DeviceInfo> devices() override { return devices_; }
+  /// In the order the exports list the trials.
+  std::vector<KernelProblem> problems_of(const DeviceInfo& model, const std::string& template_name) override;
 
   /// Results (each problem's best on a device) and every trial, deduplicated.
   size_t results() const { return results_.size(); }

@@ -1,6 +1,8 @@
 // Reading tuning results of one or several stacked databases for the selector.
 #include "runtime/tuned_source.hpp"
 
+#include <algorithm>
+
 #include "core/device_info.hpp"
 #include "gemmforge/error.hpp"
 
@@ -49,6 +51,23 @@ void TunedSource::add_measurements(int cc, const TemplateLibrary& library, model
       }
     });
   }
+}
+
+std::vector<KernelProblem> TunedSource::problems_of(const DeviceInfo& model,
+                                                    const std::string& template_name) {
+  std::vector<KernelProblem> problems;
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      for (const db::DeviceRecord& d : model_devices(database, model.name)) {
+        for (const db::TrialRecord& t : database.trials(d.id)) {
+          if (t.template_name == template_name && t.status == db::TrialStatus::kOk &&
+              std::find(problems.begin(), problems.end(), t.problem) == problems.end())
+            problems.push_back(t.problem);
+        }
+      }
+    });
+  }
+  return problems;
 }
 
 std::vector<DeviceInfo> TunedSource::devices() {

@@ -26,6 +26,7 @@ class TunedSource : public ResultSource {
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
   void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
   std::vector<DeviceInfo> devices() override;
+  std::vector<KernelProblem> problems_of(const DeviceInfo& model, const std::string& template_name) override;
 
  private:
   std::vector<SharedDatabase*> layers_;

@@ -3,15 +3,18 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cuda/device.hpp"
 #include "db/database.hpp"
 #include "support/tuner_fixtures.hpp"
+#include "support/typed_problem.hpp"
 
 namespace gemmforge::tuner {
 namespace {
@@ -96,6 +99,81 @@ TEST_F(TuneCommandTest, AlignStatesTheOperandsWidthsAndPrintProblemsShowsTheCano
   }
   const Ran misses = gemmforge("tune --from-misses --print-problems");
   EXPECT_EQ(misses.status, 2) << misses.err;
+}
+
+// --retune TEMPLATE tunes a template again on every problem it has results on for the GPU's model, as after
+// a change of its source: --print-problems lists them without a GPU for the model --device names, from the
+// shipped results and the database (which it reads and does not create), each problem once.
+TEST_F(TuneCommandTest, RetuneListsTheProblemsATemplateHasResultsOnForAGpuModel) {
+  const Ran shipped = gemmforge("tune --retune gemm_tma --print-problems --device h200");
+  ASSERT_EQ(shipped.status, 0) << shipped.err;
+  EXPECT_FALSE(std::filesystem::exists(folder_.file("default.db")))
+      << "--print-problems created the database";
+  std::vector<std::string> lines;
+  std::istringstream in(shipped.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 40u) << shipped.out;
+  EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()).size(), lines.size()) << "listed twice";
+  const auto listed = [&](const std::string& problem) {
+    return std::find(lines.begin(), lines.end(), problem) != lines.end();
+  };
+  EXPECT_TRUE(listed("bf16 nn 4103x4105x4104 align 8/1/1")) << shipped.out;  // gemm_tma's 5x problem
+  EXPECT_TRUE(listed("f32 nn 4096x4096x4096 align 4/4/4")) << shipped.out;
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.rfind("ffma ", 0), std::string::npos) << line << ": gemm_tma never computes plain FFMA";
+  }
+
+  // A problem of the user's own, tuned with gemm_tma on an H200 (another card of the model), joins the list;
+  // one tuned with another template, or on another model, does not.
+  const std::string path = folder_.file("own.db");
+  {
+    db::Database database = db::Database::open(path);
+    const auto record = [&](const std::string& gpu, const std::string& template_name, int64_t m) {
+      DeviceInfo device = DeviceInfo::nominal("sm_90");
+      device.name = gpu;
+      device.uuid = "GPU-" + gpu.substr(gpu.size() - 4);
+      db::TrialRecord t;
+      t.device_id = database.upsert_device(device);
+      t.problem = test_support::typed_problem(m, 1000, 1000, "nn", "bf16");
+      t.template_name = template_name;
+      t.template_hash = "0123456789abcdef";
+      t.config_key = "WGM=2";
+      t.time_median_ms = 0.125;
+      t.tflops = t.problem.flops() / 0.125 / 1e9;
+      t.cublas_ms = 0.1;
+      t.ratio_vs_cublas = 0.8;
+      t.servable = false;  // measured with a source of gemm_tma this gemmforge does not know
+      database.record_trial(t);
+    };
+    record("NVIDIA H200", "gemm_tma", 1111);
+    record("NVIDIA H200", "hgemm_mma", 2222);
+    record("NVIDIA H100 80GB HBM3", "gemm_tma", 3333);
+  }
+  const Ran own = gemmforge("tune --retune gemm_tma --print-problems --device h200 --db '" + path + "'");
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_NE(own.out.find("bf16 nn 1111x1000x1000 align 8/8/8\n"), std::string::npos) << own.out;
+  EXPECT_EQ(own.out.find("2222x1000x1000"), std::string::npos) << own.out;
+  EXPECT_EQ(own.out.find("3333x1000x1000"), std::string::npos) << own.out;
+  EXPECT_EQ(own.out.size(), shipped.out.size() + std::string("bf16 nn 1111x1000x1000 align 8/8/8\n").size());
+
+  // The template is named, alone, and the model must be one.
+  const Ran unknown = gemmforge("tune --retune gemm_tmb --print-problems --device h200");
+  EXPECT_EQ(unknown.status, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("gemm_tma"), std::string::npos)
+      << "the known templates are named: " << unknown.err;
+  const Ran other = gemmforge("tune --retune gemm_tma --template sgemm_simt --print-problems --device h200");
+  EXPECT_EQ(other.status, 2) << other.err;
+  const Ran unnamed = gemmforge("tune --retune gemm_tma --print-problems");
+  EXPECT_EQ(unnamed.status, 2) << unnamed.err;
+  EXPECT_NE(unnamed.err.find("--device"), std::string::npos) << unnamed.err;
+  const Ran several = gemmforge("tune --retune gemm_tma --print-problems --device nvidia");
+  EXPECT_EQ(several.status, 2) << several.err;
+  EXPECT_NE(several.err.find("several GPU models"), std::string::npos) << several.err;
+  const Ran none = gemmforge("tune --retune gemm_tma --print-problems --device a100");
+  EXPECT_EQ(none.status, 2) << none.err;
+  EXPECT_NE(none.err.find("NVIDIA H200"), std::string::npos) << "the known models are named: " << none.err;
+  const Ran ranks = gemmforge("tune --retune gemm_tma --print-problems --device h200 --rank 0/2");
+  EXPECT_EQ(ranks.status, 2) << ranks.err;
 }
 
 TEST_F(TuneCommandTest, ReportReadsTheDatabase) {

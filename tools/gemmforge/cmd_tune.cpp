@@ -18,7 +18,9 @@
 #include "cuda/device.hpp"
 #include "db/database.hpp"
 #include "gemmforge/error.hpp"
+#include "runtime/exchange_files.hpp"
 #include "runtime/model_starts.hpp"
+#include "runtime/shipped_results.hpp"
 #include "tuner/launcher.hpp"
 #include "tuner/replay_evaluator.hpp"
 #include "tuner/search.hpp"
@@ -50,6 +52,7 @@ struct TuneCliOptions {
   bool no_vendor = false;
   bool quiet = false;
   bool from_misses = false;
+  std::string retune;  ///< a template: tune it again on the problems it has results on for this GPU model
   double error_bound = 1e-5;
   double timeout_s = 0;
   unsigned threads = 0;
@@ -145,6 +148,38 @@ std::vector<KernelProblem> problems_from_misses(const db::Database& database, in
   std::vector<KernelProblem> problems;
   if (!record) return problems;
   for (const db::MissRecord& miss : database.misses(record->id)) problems.push_back(miss.problem);
+  return problems;
+}
+
+// --retune: the problems `template_name` has results on for GPUs of `model`'s model, in the database or
+// export at `path` (the default database when empty; nothing when that does not exist), the site database
+// and the shipped results, each once.
+std::vector<KernelProblem> problems_to_retune(const std::string& path, const std::string& template_name,
+                                              const std::optional<DeviceInfo>& model,
+                                              const std::string& named) {
+  runtime::ResultSources opened = runtime::open_result_sources(path, TemplateLibrary::instance());
+  std::vector<runtime::ResultSource*> sources;
+  if (opened.source != nullptr) sources.push_back(opened.source.get());
+  sources.push_back(&runtime::shipped_source());
+  DeviceInfo gpu;
+  if (model) {
+    gpu = *model;
+  } else {
+    const std::vector<DeviceInfo> models = runtime::gpu_models_named(sources, named);
+    if (models.size() > 1) {
+      std::vector<std::string> names;
+      for (const DeviceInfo& m : models) names.push_back(m.name);
+      throw InvalidArgumentError(
+          fmt::format("--device '{}' names several GPU models: {}", named, fmt::join(names, ", ")));
+    }
+    gpu = models.front();
+  }
+  std::vector<KernelProblem> problems;
+  for (runtime::ResultSource* source : sources) {
+    for (KernelProblem& p : source->problems_of(gpu, template_name)) {
+      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
+    }
+  }
   return problems;
 }
 
@@ -341,18 +376,43 @@ int run_tune(const TuneCliOptions& o) {
   std::vector<KernelProblem> problems = problems_from_shapes(o);
   const tuner::RankInfo rank = rank_of(o);
   const bool replay = !o.replay.empty();
+  std::vector<std::string> templates = o.templates;
+  if (!o.retune.empty()) {
+    TemplateLibrary::instance().get(o.retune);  // an unknown template is refused, naming the known ones
+    if (!templates.empty() && (templates.size() > 1 || templates.front() != o.retune)) {
+      throw InvalidArgumentError(fmt::format(
+          "--retune {} tunes {} alone: drop --template, or name that template only", o.retune, o.retune));
+    }
+    templates = {o.retune};
+  }
+  if ((o.from_misses || !o.retune.empty()) && rank.size > 1) {
+    throw InvalidArgumentError(fmt::format("{} reads one GPU's results; give the ranks --shape or --shapes",
+                                           o.from_misses ? "--from-misses" : "--retune"));
+  }
   if (o.print_problems) {
     if (o.from_misses) {
       throw InvalidArgumentError(
           "--print-problems lists the problems of --shape and --shapes; those of --from-misses need the GPU");
     }
+    if (!o.retune.empty()) {
+      if (o.device.empty()) {
+        throw InvalidArgumentError(
+            "--print-problems --retune lists one GPU model's problems: name the model with --device (a part "
+            "of "
+            "its name, such as h200)");
+      }
+      for (KernelProblem& p : problems_to_retune(o.db, o.retune, std::nullopt, o.device)) {
+        if (std::find(problems.begin(), problems.end(), p) == problems.end())
+          problems.push_back(std::move(p));
+      }
+    }
     if (rank.size > 1) problems = tuner::shard_problems(problems, rank.rank, rank.size);
     for (const KernelProblem& p : problems) fmt::print("{}\n", p.to_string());
     return 0;
   }
-  if (replay && (o.from_misses || !o.devices.empty() || !o.device.empty())) {
+  if (replay && (o.from_misses || !o.retune.empty() || !o.devices.empty() || !o.device.empty())) {
     throw InvalidArgumentError(
-        "--replay stands for the GPU: it takes no --device, --devices or --from-misses");
+        "--replay stands for the GPU: it takes no --device, --devices, --from-misses or --retune");
   }
   std::vector<tuner::RecordedTable> tables;
   if (replay) {
@@ -361,11 +421,9 @@ int run_tune(const TuneCliOptions& o) {
       for (const tuner::RecordedTable& t : tables) problems.push_back(t.problem);
     }
   }
-  if (problems.empty() && !o.from_misses) {
-    throw InvalidArgumentError("nothing to tune: give --shape MxNxK, --shapes FILE or --from-misses");
-  }
-  if (o.from_misses && rank.size > 1) {
-    throw InvalidArgumentError("--from-misses reads one GPU's misses; give the ranks --shape or --shapes");
+  if (problems.empty() && !o.from_misses && o.retune.empty()) {
+    throw InvalidArgumentError(
+        "nothing to tune: give --shape MxNxK, --shapes FILE, --from-misses or --retune TEMPLATE");
   }
   if (!o.devices.empty() && !o.device.empty()) {
     throw InvalidArgumentError("give --device or --devices, not both");
@@ -400,10 +458,23 @@ int run_tune(const TuneCliOptions& o) {
     }
     problems.insert(problems.end(), missed.begin(), missed.end());
   }
+  if (!o.retune.empty()) {
+    const DeviceInfo gpu = cuda::query_device(ordinal);
+    const std::vector<KernelProblem> retuned = problems_to_retune(database.path(), o.retune, gpu, "");
+    if (retuned.empty() && problems.empty()) {
+      fmt::print(
+          "{} has no results for {} in {}, a site database or the shipped results: nothing to retune.\n",
+          o.retune, gpu.name, database.path());
+      return 0;
+    }
+    for (const KernelProblem& p : retuned) {
+      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(p);
+    }
+  }
 
   tuner::TuneOptions options;
   options.problems = std::move(problems);
-  options.templates = o.templates;
+  options.templates = templates;
   options.pins = pins;
   options.strategy = o.strategy;
   options.seed = o.seed;
@@ -516,6 +587,11 @@ Command register_tune(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("--from-misses", o->from_misses,
                 "Also tune the problems served untuned on this GPU (misses table)");
+  cmd->add_option("--retune", o->retune,
+                  "Tune this template alone again on every problem it has results on for this GPU's model "
+                  "(the database, a site database, the shipped results), as after a change of its source "
+                  "retires them: each search starts from its fastest configs of the earlier source "
+                  "(--model-starts). With --print-problems, --device names the GPU model");
   cmd->add_option("--error-bound", o->error_bound, "Relative Frobenius error allowed against cuBLAS")
       ->capture_default_str();
   cmd->add_option("--timeout", o->timeout_s,

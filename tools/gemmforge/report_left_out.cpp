@@ -20,26 +20,6 @@
 namespace gemmforge::cli {
 namespace {
 
-// One device of each GPU model the sources recorded whose name holds `wanted` (any case), or every model.
-std::vector<DeviceInfo> models_named(const std::vector<runtime::ResultSource*>& sources,
-                                     const std::string& wanted) {
-  std::vector<DeviceInfo> models;
-  std::vector<std::string> known;
-  for (runtime::ResultSource* source : sources) {
-    for (const DeviceInfo& d : source->devices()) {
-      if (std::find(known.begin(), known.end(), d.name) == known.end()) known.push_back(d.name);
-      const bool listed = std::any_of(models.begin(), models.end(),
-                                      [&](const DeviceInfo& m) { return model::same_model(m, d); });
-      if (!listed && gpu_name_contains(d.name, wanted)) models.push_back(d);
-    }
-  }
-  if (models.empty()) {
-    throw NotFoundError(fmt::format("no GPU model named like '{}' has results; the results know: {}", wanted,
-                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
-  }
-  return models;
-}
-
 nlohmann::json configs_json(const std::vector<model::LeftOutConfig>& configs) {
   nlohmann::json out = nlohmann::json::array();
   for (const model::LeftOutConfig& c : configs) {
@@ -97,7 +77,7 @@ int run_left_out(const LeftOutRequest& request) {
   // The measurements of each architecture, read once for all its GPU models, as serving reads them.
   std::map<int, std::pair<model::TrainingData, std::vector<std::string>>> by_cc;
   nlohmann::json out = nlohmann::json::array();
-  for (const DeviceInfo& device : models_named(sources, request.device)) {
+  for (const DeviceInfo& device : runtime::gpu_models_named(sources, request.device)) {
     auto found = by_cc.find(device.cc());
     if (found == by_cc.end()) {
       std::vector<std::string> read;
