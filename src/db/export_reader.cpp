@@ -59,7 +59,7 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
   }
 
   void finish() const {
-    if (root_seen_ && depth_ == 0) return;
+    if (stopped_ || (root_seen_ && depth_ == 0)) return;
     fail("the document ends before it is complete");
   }
 
@@ -87,8 +87,8 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
         section_ = *section;
         in_section_ = true;
         index_ = 0;
-        visitor_.section(section_);
-        return true;
+        stopped_ = !visitor_.section(section_);
+        return !stopped_;
       }
       if (!section && !is_header_member(member_)) unknown_member();
       // A header member or a section that is not an array: the visitor sees the whole value.
@@ -185,6 +185,7 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
   ExportVisitor& visitor_;
   int depth_ = 0;
   bool root_seen_ = false;
+  bool stopped_ = false;  // the visitor stopped the reading at a section
   std::set<std::string> seen_;
   std::string member_;
   Section section_ = Section::kDevices;

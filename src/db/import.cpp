@@ -170,7 +170,10 @@ class Importer::State : public ExportVisitor {
     headers_.insert(key);
   }
 
-  void section(Section section) override { headers_.insert(to_string(section)); }
+  bool section(Section section) override {
+    headers_.insert(to_string(section));
+    return true;
+  }
 
   void entry(Section section, size_t index, const nlohmann::json& value) override {
     const std::string path = fmt::format("{}[{}]", to_string(section), index);

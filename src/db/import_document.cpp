@@ -12,6 +12,7 @@
 #include "core/config.hpp"
 #include "core/dtype.hpp"
 #include "db/exchange_fields.hpp"
+#include "db/export_reader.hpp"
 #include "db/record_checks.hpp"
 #include "gemmforge/error.hpp"
 
@@ -225,35 +226,91 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Im
   return imported;
 }
 
-ImportDocument parse_import_document(const nlohmann::json& document, const ImportChecks& checks) {
-  const JsonField root(document, "");
-  root.object();
-  for (const char* required : {"format", "format_version", "devices", "results"}) root.at(required);
-  for (const auto& [key, value] : document.items()) check_header_member(key, value);
-  ImportDocument parsed;
-  std::set<std::string> device_uuids;
-  const JsonField devices = root.at("devices");
-  for (size_t i = 0; i < devices.array().size(); ++i) {
-    const JsonField entry = devices.element(i);
-    parsed.devices.push_back(parse_device_entry(entry));
-    if (!device_uuids.insert(parsed.devices.back().uuid).second) {
-      entry.at("uuid").fail(fmt::format("\"{}\" is listed twice", parsed.devices.back().uuid));
+namespace {
+
+// Collects a document read as a stream into an ImportDocument, entry by entry, as the importer checks them.
+class DocumentReader : public ExportVisitor {
+ public:
+  DocumentReader(const std::string& origin, const ImportChecks& checks, DocumentParts parts)
+      : origin_(origin), checks_(checks), parts_(parts) {}
+
+  void header(const std::string& key, const nlohmann::json& value) override {
+    try {
+      check_header_member(key, value);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
+    }
+    seen_.insert(key);
+  }
+
+  bool section(Section section) override {
+    seen_.insert(to_string(section));
+    skipping_ = section == Section::kTrials && parts_ == DocumentParts::kDevicesAndResults;
+    // An export lists its trials last: what is wanted has been read, unless this document lists them first.
+    return !(skipping_ && complete());
+  }
+
+  void entry(Section section, size_t index, const nlohmann::json& value) override {
+    if (section == Section::kTrials && skipping_) return;
+    const JsonField field(value, fmt::format("{}[{}]", to_string(section), index));
+    try {
+      field.object();
+      if (section == Section::kDevices) {
+        document_.devices.push_back(parse_device_entry(field));
+        if (!device_uuids_.insert(document_.devices.back().uuid).second)
+          field.at("uuid").fail(fmt::format("\"{}\" is listed twice", document_.devices.back().uuid));
+        return;
+      }
+      std::vector<ImportedTrial>& out = section == Section::kResults ? document_.results : document_.trials;
+      out.push_back(parse_trial_entry(field, section == Section::kResults, checks_));
+      if (device_uuids_.count(out.back().device_uuid) == 0) {
+        field.at("device").fail(fmt::format(
+            "\"{}\" is not the uuid of an entry of \"devices\" (listed before the entries that name it)",
+            out.back().device_uuid));
+      }
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
     }
   }
-  const auto entries = [&](const char* key, bool is_result, std::vector<ImportedTrial>& out) {
-    const std::optional<JsonField> list = root.find(key);
-    if (!list) return;
-    for (size_t i = 0; i < list->array().size(); ++i) {
-      const JsonField entry = list->element(i);
-      out.push_back(parse_trial_entry(entry, is_result, checks));
-      if (device_uuids.count(out.back().device_uuid) == 0) {
-        entry.at("device").fail(fmt::format("\"{}\" is not listed in devices", out.back().device_uuid));
+
+  ImportDocument finish() {
+    for (const char* required : kRequired) {
+      if (seen_.count(required) == 0) {
+        throw InvalidArgumentError(fmt::format("{}: {}: missing; {}", origin_, required,
+                                               seen_.count("format") == 0
+                                                   ? "this is not a gemmforge export"
+                                                   : "a gemmforge export always has it"));
       }
     }
-  };
-  entries("results", true, parsed.results);
-  entries("trials", false, parsed.trials);
-  return parsed;
+    return std::move(document_);
+  }
+
+ private:
+  static constexpr const char* kRequired[] = {"format", "format_version", "devices", "results"};
+
+  bool complete() const {
+    for (const char* required : kRequired) {
+      if (seen_.count(required) == 0) return false;
+    }
+    return true;
+  }
+
+  const std::string& origin_;
+  const ImportChecks& checks_;
+  DocumentParts parts_;
+  std::set<std::string> seen_;  // header members and sections met
+  std::set<std::string> device_uuids_;
+  bool skipping_ = false;  // in the trials, which are not wanted
+  ImportDocument document_;
+};
+
+}  // namespace
+
+ImportDocument read_import_document(std::istream& in, const std::string& origin, const ImportChecks& checks,
+                                    DocumentParts parts) {
+  DocumentReader reader(origin, checks, parts);
+  read_export(in, origin, reader);
+  return reader.finish();
 }
 
 }  // namespace gemmforge::db

@@ -3,6 +3,7 @@
 // template. Internal to src/db.
 #pragma once
 
+#include <istream>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -35,15 +36,25 @@ DeviceInfo parse_device_entry(const JsonField& entry);
 /// the importer's to check.
 ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const ImportChecks& checks);
 
-/// A whole document held in memory, checked as an import checks it (header, devices listed once, entries,
-/// device references), without a database.
+/// A document's entries held in memory, checked as an import checks them, without a database.
 struct ImportDocument {
   std::vector<DeviceInfo> devices;  ///< uuid holds the document's key ("GPU-..." or "model:<name>")
   std::vector<ImportedTrial> results;
   std::vector<ImportedTrial> trials;
 };
 
-/// Throws InvalidArgumentError naming the JSON path of the first fault.
-ImportDocument parse_import_document(const nlohmann::json& document, const ImportChecks& checks);
+/// What read_import_document reads of a document.
+enum class DocumentParts {
+  kAll,
+  /// All but the trials: reading stops where they start, once the header, devices and results are read
+  /// (an export lists its trials last), so a large export's results come at the cost of a small one's.
+  kDevicesAndResults,
+};
+
+/// Reads the export document in `in` a JSON entry at a time, checked as `gemmforge import` checks it: the
+/// header, devices listed once and before the entries that name them, every entry. Throws
+/// InvalidArgumentError naming `origin` and the JSON path of the first fault.
+ImportDocument read_import_document(std::istream& in, const std::string& origin, const ImportChecks& checks,
+                                    DocumentParts parts = DocumentParts::kAll);
 
 }  // namespace gemmforge::db

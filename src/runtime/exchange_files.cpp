@@ -11,11 +11,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <random>
 
 #include "core/gzip.hpp"
-#include "db/export_reader.hpp"
 #include "gemmforge/error.hpp"
 #include "runtime/config_check.hpp"
 
@@ -270,21 +268,37 @@ db::ImportReport merge_files(db::Database& database, const std::vector<std::stri
   return importer.finish();
 }
 
-nlohmann::json parse_export_text(const std::string& text, const std::string& origin) {
-  // The callback sees every value with its depth before it is built, so a deep document is refused
-  // before its nesting can cost anything.
-  auto limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > db::kMaxExportDepth) {
-      throw InvalidArgumentError(fmt::format(
-          "{}: JSON nested deeper than {} levels is not a gemmforge export", origin, db::kMaxExportDepth));
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, limit_depth);
-  } catch (const nlohmann::json::exception& e) {
-    throw InvalidArgumentError(fmt::format("{}: not valid JSON: {}", origin, e.what()));
+namespace {
+
+// A stream over bytes held elsewhere, without a copy; only ever read.
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(const std::string& bytes) {
+    char* begin = const_cast<char*>(bytes.data());
+    setg(begin, begin, begin + bytes.size());
   }
+};
+
+}  // namespace
+
+void read_export_bytes(const std::string& bytes, const std::string& origin,
+                       const std::function<void(std::istream& stream)>& read) {
+  ViewBuffer view(bytes);
+  std::istream raw(&view);
+  if (!has_gzip_magic(bytes.data(), bytes.size())) {
+    read(raw);
+    return;
+  }
+  GzipInputBuffer inflater(raw);
+  std::istream in(&inflater);
+  const auto damaged = [&] { return InvalidArgumentError(fmt::format("{}: {}", origin, inflater.error())); };
+  try {
+    read(in);
+  } catch (const InvalidArgumentError&) {
+    if (!inflater.error().empty()) throw damaged();
+    throw;
+  }
+  if (!inflater.error().empty()) throw damaged();
 }
 
 }  // namespace gemmforge::runtime

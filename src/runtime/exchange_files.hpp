@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,14 +82,16 @@ db::ImportReport import_files(db::Database& database, const std::vector<std::str
 db::ImportReport import_file(db::Database& database, const std::string& path, db::ImportPolicy policy,
                              const TemplateLibrary& library);
 
+/// Runs read(stream) over an export held in memory, `bytes` (JSON text, or gzip data inflated as it is
+/// read), without a copy of it. Where gzip data is damaged or cut short, throws InvalidArgumentError naming
+/// `origin` and that fault, rather than what read made of the text's early end.
+void read_export_bytes(const std::string& bytes, const std::string& origin,
+                       const std::function<void(std::istream& stream)>& read);
+
 /// Merges databases and exports (told apart by their content) into `database`: ImportPolicy::kMerge, all
 /// or nothing. The inputs are only read.
 db::ImportReport merge_files(db::Database& database, const std::vector<std::string>& inputs,
                              const db::ImportChecks& checks,
                              const std::function<db::Progress(const std::string& path)>& progress = {});
-
-/// Parses the text of a JSON export held in memory; throws InvalidArgumentError naming `origin` for text
-/// that is not JSON or nests deeper than an export may.
-nlohmann::json parse_export_text(const std::string& text, const std::string& origin);
 
 }  // namespace gemmforge::runtime

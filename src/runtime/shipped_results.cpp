@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,10 @@ ResultFiles builtin_result_files() {
   ResultFiles files;
   for (std::size_t i = 0; i < embedded::kTunedCount; ++i) {
     const embedded::File& file = embedded::kTuned[i];
-    files[file.path] = std::string(reinterpret_cast<const char*>(file.data), file.size());
+    // An export is known by its name without ".gz", as in a folder; its bytes stay compressed.
+    std::string name = file.path;
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+    files[name] = std::string(reinterpret_cast<const char*>(file.data), file.size());
   }
   return files;
 }
@@ -67,38 +71,58 @@ std::string trial_identity(size_t device, const db::TrialRecord& t) {
 
 }  // namespace
 
-ShippedResults::ShippedResults(const ResultFiles& files, const std::string& origin,
-                               const TemplateLibrary& library) {
-  std::map<std::string, size_t> device_index;  // by uuid
-  std::set<std::string> seen;                  // trials already kept
-  for (const auto& [name, text] : files) {
+ShippedResults::ShippedResults(ResultFiles files, const std::string& origin, const TemplateLibrary& library)
+    : library_(library) {
+  for (auto& [name, bytes] : files) {
     const std::string where = origin + "/" + name;
     if (std::filesystem::path(name).extension() == ".cubins") {
-      bundle_bytes_.push_back(std::make_unique<const std::string>(text));
+      bundle_bytes_.push_back(std::make_unique<const std::string>(std::move(bytes)));
       bundles_.emplace_back(*bundle_bytes_.back(), where);
       continue;
     }
-    db::ImportDocument document;
-    try {
-      document = db::parse_import_document(parse_export_text(text, where), import_checks(library));
-    } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError(fmt::format("{}: {}", where, e.what()));
-    }
+    exports_.push_back(Export{where, std::move(bytes)});
+    const db::ImportDocument document = read(exports_.back(), db::DocumentParts::kDevicesAndResults);
     for (const DeviceInfo& device : document.devices) {
-      if (device_index.emplace(device.uuid, devices_.size()).second) devices_.push_back(device);
+      if (device_index_.emplace(device.uuid, devices_.size()).second) devices_.push_back(device);
     }
     for (const db::ImportedTrial& r : document.results) {
-      const size_t device = device_index.at(r.device_uuid);
-      results_.push_back(Entry{device, r.trial});
-      if (seen.insert(trial_identity(device, r.trial)).second) trials_.push_back(Entry{device, r.trial});
-    }
-    for (const db::ImportedTrial& t : document.trials) {
-      const size_t device = device_index.at(t.device_uuid);
-      if (seen.insert(trial_identity(device, t.trial)).second) trials_.push_back(Entry{device, t.trial});
+      results_.push_back(Entry{device_index_.at(r.device_uuid), r.trial});
+      results_.back().trial.device_uuid = devices_[results_.back().device].uuid;
     }
   }
-  for (Entry& e : results_) e.trial.device_uuid = devices_[e.device].uuid;
-  for (Entry& e : trials_) e.trial.device_uuid = devices_[e.device].uuid;
+}
+
+db::ImportDocument ShippedResults::read(const Export& file, db::DocumentParts parts) const {
+  db::ImportDocument document;
+  read_export_bytes(file.bytes, file.where, [&](std::istream& in) {
+    document = db::read_import_document(in, file.where, import_checks(library_), parts);
+  });
+  return document;
+}
+
+const std::vector<ShippedResults::Entry>& ShippedResults::all_trials() const {
+  std::call_once(trials_read_, [this] {
+    // The exports are read side by side, and their trials kept in the order of the files.
+    std::vector<std::future<db::ImportDocument>> documents;
+    for (const Export& file : exports_)
+      documents.push_back(
+          std::async(std::launch::async, [&] { return read(file, db::DocumentParts::kAll); }));
+    std::vector<Entry> trials;
+    std::set<std::string> seen;  // trials already kept
+    for (std::future<db::ImportDocument>& future : documents) {
+      const db::ImportDocument document = future.get();
+      for (const auto* list : {&document.results, &document.trials}) {
+        for (const db::ImportedTrial& t : *list) {
+          const size_t device = device_index_.at(t.device_uuid);
+          if (!seen.insert(trial_identity(device, t.trial)).second) continue;
+          trials.push_back(Entry{device, t.trial});
+          trials.back().trial.device_uuid = devices_[device].uuid;
+        }
+      }
+    }
+    trials_ = std::move(trials);
+  });
+  return trials_;
 }
 
 std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, const KernelProblem& problem) {
@@ -112,7 +136,7 @@ std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, con
 }
 
 void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
-  for (const Entry& e : trials_) {
+  for (const Entry& e : all_trials()) {
     if (devices_[e.device].cc() == cc) add_trial(e.trial, devices_[e.device], library, data);
   }
 }
@@ -120,7 +144,7 @@ void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, mo
 std::vector<Config> ShippedResults::retired(const DeviceInfo& device, const KernelProblem& problem,
                                             const TemplateLibrary& library, size_t per_template) const {
   std::vector<const db::TrialRecord*> found;
-  for (const Entry& e : trials_) {
+  for (const Entry& e : all_trials()) {
     const db::TrialRecord& t = e.trial;
     if (!t.servable && t.status == db::TrialStatus::kOk && t.time_median_ms && t.problem == problem &&
         same_gpu_model(devices_[e.device].name, device.name))
@@ -149,7 +173,7 @@ std::vector<Config> ShippedResults::retired(const DeviceInfo& device, const Kern
 std::vector<KernelProblem> ShippedResults::problems_of(const DeviceInfo& model,
                                                        const std::string& template_name) {
   std::vector<KernelProblem> problems;
-  for (const Entry& e : trials_) {
+  for (const Entry& e : all_trials()) {
     const db::TrialRecord& t = e.trial;
     if (t.template_name == template_name && t.status == db::TrialStatus::kOk &&
         same_gpu_model(devices_[e.device].name, model.name) &&
@@ -195,8 +219,8 @@ ShippedFiles shipped_result_files() {
 
 ShippedResults& shipped_results() {
   static ShippedResults results = [] {
-    const ShippedFiles shipped = shipped_result_files();
-    return ShippedResults(shipped.files, shipped.origin, TemplateLibrary::instance());
+    ShippedFiles shipped = shipped_result_files();
+    return ShippedResults(std::move(shipped.files), shipped.origin, TemplateLibrary::instance());
   }();
   return results;
 }

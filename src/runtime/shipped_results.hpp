@@ -1,9 +1,10 @@
-// Tuning results shipped inside gemmforge: db/tuned/*.json.gz, exported from tuning runs on real GPUs (kept
-// compressed; the build unpacks them), and the cubins of their kernels, db/tuned/*.cubins, all embedded at
-// build time. They serve GPU models the user's
-// database knows nothing of, without waiting for NVRTC, and with every trial they carry they train the
-// performance model. Read straight from the documents, validated as an import is, without a database: a few
-// tens of milliseconds.
+// Tuning results shipped inside gemmforge: db/tuned/*.json.gz, exported from tuning runs on real GPUs, and
+// the cubins of their kernels, db/tuned/*.cubins, all embedded at build time as they are kept (the exports
+// compressed). They serve GPU models the user's database knows nothing of, without waiting for NVRTC, and
+// with every trial they carry they train the performance model. Read straight from the documents, validated
+// as an import is, without a database, in two steps: the results at once (an export lists them before its
+// trials, so its results come at the cost of a small file's), the trials when first asked for, which the
+// performance model is, as it is fitted in the background.
 #pragma once
 
 #include <map>
@@ -11,19 +12,22 @@
 #include <vector>
 
 #include <memory>
+#include <mutex>
 
 #include "core/config.hpp"
 #include "core/template_library.hpp"
+#include "db/import_document.hpp"
 #include "db/records.hpp"
 #include "rtc/cubin_bundle.hpp"
 #include "runtime/result_source.hpp"
 
 namespace gemmforge::runtime {
 
-/// JSON exports (*.json) and cubin bundles (*.cubins) by file name.
+/// JSON exports (*.json: their JSON text, or gzip data inflated as they are read) and cubin bundles
+/// (*.cubins) by file name.
 using ResultFiles = std::map<std::string, std::string>;
 
-/// The files embedded at build time (none when db/tuned/ held none).
+/// The files embedded at build time, the exports compressed (none when db/tuned/ held none).
 ResultFiles builtin_result_files();
 /// Every *.json, *.json.gz (unpacked, under its name without .gz) and *.cubins file of a folder. Throws
 /// NotFoundError when it is not a folder, InvalidArgumentError for damaged gzip data or an export there
@@ -32,11 +36,15 @@ ResultFiles result_files_in(const std::string& folder);
 
 class ShippedResults : public ResultSource {
  public:
-  /// Validates every export as `gemmforge import` does and reads the index of every bundle. Throws
-  /// InvalidArgumentError naming the file and the fault for a file that is not a valid export or bundle.
-  /// Results measured with another source of their template are kept (their cuBLAS times still count) but
-  /// never served, nor fitted, nor listed by bests().
-  ShippedResults(const ResultFiles& files, const std::string& origin, const TemplateLibrary& library);
+  /// Reads every export's header, devices and results, validated as `gemmforge import` validates them, and
+  /// the index of every bundle; keeps the exports to read their trials, validated alike, when they are
+  /// first needed (add_measurements, retired, problems_of, trials). Throws InvalidArgumentError naming the
+  /// file and the fault for a file that is not a valid export or bundle (for a fault among the trials, at
+  /// their first use). Results measured with another source of their template are kept (their cuBLAS times
+  /// still count) but never served, nor fitted, nor listed by bests().
+  ShippedResults(ResultFiles files, const std::string& origin, const TemplateLibrary& library);
+  ShippedResults(const ShippedResults&) = delete;
+  ShippedResults& operator=(const ShippedResults&) = delete;
 
   const std::string& label() const override { return label_; }
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
@@ -47,7 +55,7 @@ class ShippedResults : public ResultSource {
 
   /// Results (each problem's best on a device) and every trial, deduplicated.
   size_t results() const { return results_.size(); }
-  size_t trials() const { return trials_.size(); }
+  size_t trials() const { return all_trials().size(); }
 
   /// The configs that ran `problem` fastest on devices of `device`'s model with an earlier source of their
   /// template (trials kept but never served): at most `per_template` of each template, fastest first. A
@@ -70,11 +78,24 @@ class ShippedResults : public ResultSource {
     size_t device;  // index into devices_
     db::TrialRecord trial;
   };
+  struct Export {
+    std::string where;  // the origin and the file's name, for messages
+    std::string bytes;  // JSON text or gzip data
+  };
+
+  // Every trial (the results among them) of every export, read on the first call, by one thread.
+  const std::vector<Entry>& all_trials() const;
+  // The entries of an export's document as an import checks them.
+  db::ImportDocument read(const Export& file, db::DocumentParts parts) const;
 
   std::string label_ = "shipped results";
+  const TemplateLibrary& library_;
   std::vector<DeviceInfo> devices_;
+  std::map<std::string, size_t> device_index_;  // by uuid
   std::vector<Entry> results_;
-  std::vector<Entry> trials_;                                     // results included
+  std::vector<Export> exports_;
+  mutable std::once_flag trials_read_;
+  mutable std::vector<Entry> trials_;                             // results included
   std::vector<std::unique_ptr<const std::string>> bundle_bytes_;  // what the bundles' views point into
   std::vector<rtc::CubinBundle> bundles_;
 };

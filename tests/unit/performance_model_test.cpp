@@ -17,8 +17,8 @@
 namespace gemmforge::model {
 namespace {
 
-// The shipped results as the build unpacked them from db/tuned/.
-const std::string kRecorded = std::string(GEMMFORGE_BINARY_DIR) + "/tuned";
+// The shipped results, as db/tuned/ keeps them.
+const std::string kRecorded = std::string(GEMMFORGE_SOURCE_DIR) + "/db/tuned";
 
 TrainingData recorded_h100(DeviceInfo& h100) {
   const TemplateLibrary& library = TemplateLibrary::instance();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/gzip.hpp"
 #include "gemmforge/error.hpp"
 #include "rtc/compiler.hpp"
 #include "rtc/kernel_spec.hpp"
@@ -30,6 +31,59 @@ TEST(RuntimeShipped, EveryBuiltInDeviceShipsResultsAndTheirCuBlasTimes) {
     EXPECT_FALSE(data.kernels.empty()) << device.name << " ships no result";
     EXPECT_FALSE(data.vendor.empty()) << device.name << " ships no cuBLAS time";
   }
+}
+
+// The built-in exports are embedded compressed, as db/tuned/ keeps them, and read as they inflate: the same
+// results and trials as the folder's exports inflated first.
+TEST(RuntimeShipped, TheBuiltInExportsStayCompressedAndReadAsTheirInflatedText) {
+  const runtime::ResultFiles builtin = runtime::builtin_result_files();
+  const runtime::ResultFiles folder =
+      runtime::result_files_in(std::string(GEMMFORGE_SOURCE_DIR) + "/db/tuned");
+  ASSERT_EQ(builtin.size(), folder.size());
+  for (const auto& [name, bytes] : builtin) {
+    ASSERT_EQ(folder.count(name), 1u) << name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f) << name << " is embedded inflated";
+      EXPECT_EQ(gunzip(bytes, name), folder.at(name)) << name;
+    }
+  }
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  const runtime::ShippedResults compressed(builtin, "built-in results", library);
+  const runtime::ShippedResults inflated(folder, "db/tuned", library);
+  EXPECT_EQ(compressed.results(), inflated.results());
+  EXPECT_GT(compressed.trials(), compressed.results());
+  EXPECT_EQ(compressed.trials(), inflated.trials());
+}
+
+// The results are read at once; the trials, which only the performance model and retunes read, when first
+// asked for: a fault among them is named then, every time they are asked for, while the results serve.
+TEST(RuntimeShipped, TheTrialsAreReadWhenFirstAskedForAndAFaultAmongThemIsNamedThen) {
+  TempFolder folder;
+  {
+    nlohmann::json document = nlohmann::json::parse(std::ifstream(current_results("shipped_h200.json")));
+    nlohmann::json trial = document["results"][1];
+    trial["status"] = "ok";
+    trial["reason"] = "";
+    trial["template"] = "sgemm_gone";
+    document["trials"] = nlohmann::json::array({trial});
+    std::ofstream(folder.file("late.json")) << document.dump();
+  }
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::result_files_in(folder.file("")), "shipped", library);
+  ASSERT_EQ(shipped.results(), 3u);
+  const DeviceInfo device = shipped.devices().front();
+  EXPECT_EQ(shipped.exact(device, test_support::typed_problem(1024, 1024, 1024, "nn", "f32")).size(), 1u);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      model::TrainingData data;
+      shipped.add_measurements(90, library, data);
+      FAIL() << "a trial of an unknown template was accepted";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("shipped/late.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sgemm_gone"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(shipped.trials(), InvalidArgumentError);
 }
 
 TEST(RuntimeShipped, ExactResultsAreTheBestsOfTheAskedGpuModel) {

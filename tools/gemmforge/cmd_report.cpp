@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "cli_common.hpp"
 #include "db/database.hpp"
@@ -59,10 +58,10 @@ db::Database shipped_database() {
   db::Database database = db::Database::open(":memory:");
   db::Importer importer(database, db::ImportPolicy::kFaster,
                         runtime::import_checks(TemplateLibrary::instance()));
-  for (const auto& [name, text] : shipped.files) {
+  for (const auto& [name, bytes] : shipped.files) {
     if (std::filesystem::path(name).extension() != ".json") continue;
-    std::istringstream in(text);
-    importer.read(in, shipped.origin + "/" + name);
+    const std::string where = shipped.origin + "/" + name;
+    runtime::read_export_bytes(bytes, where, [&](std::istream& in) { importer.read(in, where); });
   }
   const db::ImportReport report = importer.finish();
   if (!report.committed) {
