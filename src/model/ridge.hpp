@@ -1,5 +1,6 @@
-// Weighted ridge regression over sparse features, solved by Cholesky on the normal equations: a few hundred
-// features and thousands of observations fit in milliseconds.
+// Weighted ridge regression over sparse features, solved by Cholesky on the normal equations within their
+// profile: features that never meet in an observation cost nothing, so the performance model's thousands of
+// features in blocks (one per template and type family) fit at the cost of the blocks alone.
 #pragma once
 
 #include <cstddef>
