@@ -2,7 +2,7 @@
 # Builds here and runs on a GPU machine that lacks the development packages.
 #   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
 #   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
-#                                also: tests-each, benches, tune, suite, sass, ...). TEST_SHARD=K/N runs the K-th
+#                                also: tests-each, benches, tune, retune, suite, sass, ...). TEST_SHARD=K/N runs the K-th
 #                                of N shards of the GPU tests (K from 0), so the suite fits commands with a time
 #                                limit; tests-each runs each test in a process of its own, over every GPU at once.
 #                                Past 7 files, what the steps wrote goes into one results.tar.gz beside summary.txt.
@@ -131,6 +131,23 @@ case "$mode" in
                 tee -a "$out/measure.log"
             done
           done
+          ;;
+        retune)
+          # RETUNE_TEMPLATE (default gemm_tma) tuned again on every problem it has shipped results on for this
+          # GPU's model, after a change of its source (RETUNE_ARGS, default --max-evals 64), into a database
+          # holding the shipped exports; that model's export, all its trials, comes back as retuned.json.gz
+          # to take the place of its file in db/tuned/.
+          rm -f "$out/retune.db"*
+          for export in "$here"/db/tuned/*.json.gz; do
+            gemmforge import "$export" --db "$out/retune.db" > /dev/null
+          done
+          model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+          gemmforge tune --db "$out/retune.db" --retune "${RETUNE_TEMPLATE:-gemm_tma}" ${RETUNE_ARGS:---max-evals 64} \
+            2> "$out/retune-progress.log" | tee "$out/retune.log" | tail -20
+          gemmforge export --db "$out/retune.db" --device "$model" --format json --all-trials \
+            -o "$out/retuned.json.gz"
+          rm -f "$out/retune.db"*
+          grep -E "^Tuned|kernels/s" "$out/retune.log" >> "$summary" || true
           ;;
         tune)
           # Tuning TUNE_SHAPES with the default strategy into a fresh database: wall time, NVRTC throughput,
