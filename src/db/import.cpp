@@ -143,35 +143,19 @@ class Importer::State : public ExportVisitor {
   void begin_document(const std::string& origin) {
     origin_ = origin;
     document_devices_.clear();
-    headers_.clear();
+    members_ = DocumentMembers(origin);
     results_seen_.clear();
     trials_seen_ = {};
   }
 
-  void end_document() {
-    for (const char* required : {"format", "format_version", "devices", "results"}) {
-      if (headers_.count(required) == 0) {
-        throw InvalidArgumentError(fmt::format("{}: {}: missing; {}", origin_, required,
-                                               headers_.count("format") == 0
-                                                   ? "this is not a gemmforge export"
-                                                   : "a gemmforge export always has it"));
-      }
-    }
-  }
+  void end_document() { members_.require_complete(); }
 
   // ExportVisitor ----------------------------------------------------------------------------------
 
-  void header(const std::string& key, const nlohmann::json& value) override {
-    try {
-      check_header_member(key, value);
-    } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
-    }
-    headers_.insert(key);
-  }
+  void header(const std::string& key, const nlohmann::json& value) override { members_.header(key, value); }
 
   bool section(Section section) override {
-    headers_.insert(to_string(section));
+    members_.section(to_string(section));
     return true;
   }
 
@@ -357,7 +341,7 @@ class Importer::State : public ExportVisitor {
   ImportReport report_;
   std::string origin_;
   std::map<std::string, int64_t> document_devices_;  // uuid -> id in the database
-  std::set<std::string> headers_;
+  DocumentMembers members_;
   std::map<int64_t, IdSet> results_seen_;  // device id -> problems with a result in this document
   IdSet trials_seen_;  // trial rows an entry of "trials" of this document wrote or matched
 };

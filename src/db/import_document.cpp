@@ -228,26 +228,52 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Im
 
 namespace {
 
+constexpr const char* kRequiredMembers[] = {"format", "format_version", "devices", "results"};
+
+}  // namespace
+
+void DocumentMembers::header(const std::string& key, const nlohmann::json& value) {
+  try {
+    check_header_member(key, value);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
+  }
+  seen_.insert(key);
+}
+
+bool DocumentMembers::complete() const {
+  for (const char* required : kRequiredMembers) {
+    if (seen_.count(required) == 0) return false;
+  }
+  return true;
+}
+
+void DocumentMembers::require_complete() const {
+  for (const char* required : kRequiredMembers) {
+    if (seen_.count(required) == 0) {
+      throw InvalidArgumentError(fmt::format("{}: {}: missing; {}", origin_, required,
+                                             seen_.count("format") == 0
+                                                 ? "this is not a gemmforge export"
+                                                 : "a gemmforge export always has it"));
+    }
+  }
+}
+
+namespace {
+
 // Collects a document read as a stream into an ImportDocument, entry by entry, as the importer checks them.
 class DocumentReader : public ExportVisitor {
  public:
   DocumentReader(const std::string& origin, const ImportChecks& checks, DocumentParts parts)
-      : origin_(origin), checks_(checks), parts_(parts) {}
+      : origin_(origin), checks_(checks), parts_(parts), members_(origin) {}
 
-  void header(const std::string& key, const nlohmann::json& value) override {
-    try {
-      check_header_member(key, value);
-    } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
-    }
-    seen_.insert(key);
-  }
+  void header(const std::string& key, const nlohmann::json& value) override { members_.header(key, value); }
 
   bool section(Section section) override {
-    seen_.insert(to_string(section));
+    members_.section(to_string(section));
     skipping_ = section == Section::kTrials && parts_ == DocumentParts::kDevicesAndResults;
     // An export lists its trials last: what is wanted has been read, unless this document lists them first.
-    return !(skipping_ && complete());
+    return !(skipping_ && members_.complete());
   }
 
   void entry(Section section, size_t index, const nlohmann::json& value) override {
@@ -274,31 +300,15 @@ class DocumentReader : public ExportVisitor {
   }
 
   ImportDocument finish() {
-    for (const char* required : kRequired) {
-      if (seen_.count(required) == 0) {
-        throw InvalidArgumentError(fmt::format("{}: {}: missing; {}", origin_, required,
-                                               seen_.count("format") == 0
-                                                   ? "this is not a gemmforge export"
-                                                   : "a gemmforge export always has it"));
-      }
-    }
+    members_.require_complete();
     return std::move(document_);
   }
 
  private:
-  static constexpr const char* kRequired[] = {"format", "format_version", "devices", "results"};
-
-  bool complete() const {
-    for (const char* required : kRequired) {
-      if (seen_.count(required) == 0) return false;
-    }
-    return true;
-  }
-
   const std::string& origin_;
   const ImportChecks& checks_;
   DocumentParts parts_;
-  std::set<std::string> seen_;  // header members and sections met
+  DocumentMembers members_;
   std::set<std::string> device_uuids_;
   bool skipping_ = false;  // in the trials, which are not wanted
   ImportDocument document_;

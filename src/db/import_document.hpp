@@ -5,7 +5,9 @@
 
 #include <istream>
 #include <nlohmann/json_fwd.hpp>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device_info.hpp"
@@ -24,6 +26,26 @@ struct ImportedTrial {
 /// Checks a member of the document other than the arrays ("format", "format_version", ...); throws
 /// InvalidArgumentError for a document that is not a gemmforge export of a version this build reads.
 void check_header_member(const std::string& key, const nlohmann::json& value);
+
+/// The members of a document read as a stream (header members and arrays): each header member checked as
+/// it comes, and at the end those every export has.
+class DocumentMembers {
+ public:
+  /// `origin` names the document in messages.
+  explicit DocumentMembers(std::string origin = "") : origin_(std::move(origin)) {}
+  /// check_header_member, the fault naming the document.
+  void header(const std::string& key, const nlohmann::json& value);
+  /// The start of one of the arrays ("devices", "results", "trials").
+  void section(const std::string& name) { seen_.insert(name); }
+  /// Whether every member an export has was met.
+  bool complete() const;
+  /// Throws InvalidArgumentError naming the first member an export has that was not met.
+  void require_complete() const;
+
+ private:
+  std::string origin_;
+  std::set<std::string> seen_;
+};
 
 /// An entry of "devices"; uuid holds the document's key ("GPU-..." or "model:<name>"). Throws
 /// InvalidArgumentError naming the JSON path of the first fault.
