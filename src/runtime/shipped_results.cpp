@@ -104,9 +104,11 @@ const std::vector<ShippedResults::Entry>& ShippedResults::all_trials() const {
   std::call_once(trials_read_, [this] {
     // The exports are read side by side, and their trials kept in the order of the files.
     std::vector<std::future<db::ImportDocument>> documents;
-    for (const Export& file : exports_)
-      documents.push_back(
-          std::async(std::launch::async, [&] { return read(file, db::DocumentParts::kAll); }));
+    for (const Export& file : exports_) {
+      documents.push_back(std::async(std::launch::async, [this, export_file = &file] {
+        return read(*export_file, db::DocumentParts::kAll);
+      }));
+    }
     std::vector<Entry> trials;
     std::set<std::string> seen;  // trials already kept
     for (std::future<db::ImportDocument>& future : documents) {

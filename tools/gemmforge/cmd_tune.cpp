@@ -151,20 +151,17 @@ std::vector<KernelProblem> problems_from_misses(const db::Database& database, in
   return problems;
 }
 
-// --retune: the problems `template_name` has results on for GPUs of `model`'s model, in the database or
-// export at `path` (the default database when empty; nothing when that does not exist), the site database
-// and the shipped results, each once.
-std::vector<KernelProblem> problems_to_retune(const std::string& path, const std::string& template_name,
-                                              const std::optional<DeviceInfo>& model,
-                                              const std::string& named) {
+// --retune: adds to `problems`, each once, those `template_name` has results on for GPUs of `gpu`'s model
+// (without a `gpu`, of the one model `named` names a part of), in the database or export at `path` (the
+// default database when empty; none when that does not exist), the site database and the shipped results.
+void add_problems_to_retune(std::vector<KernelProblem>& problems, const std::string& path,
+                            const std::string& template_name, std::optional<DeviceInfo> gpu,
+                            const std::string& named) {
   runtime::ResultSources opened = runtime::open_result_sources(path, TemplateLibrary::instance());
   std::vector<runtime::ResultSource*> sources;
   if (opened.source != nullptr) sources.push_back(opened.source.get());
   sources.push_back(&runtime::shipped_source());
-  DeviceInfo gpu;
-  if (model) {
-    gpu = *model;
-  } else {
+  if (!gpu) {
     const std::vector<DeviceInfo> models = runtime::gpu_models_named(sources, named);
     if (models.size() > 1) {
       std::vector<std::string> names;
@@ -174,13 +171,11 @@ std::vector<KernelProblem> problems_to_retune(const std::string& path, const std
     }
     gpu = models.front();
   }
-  std::vector<KernelProblem> problems;
   for (runtime::ResultSource* source : sources) {
-    for (KernelProblem& p : source->problems_of(gpu, template_name)) {
+    for (KernelProblem& p : source->problems_of(*gpu, template_name)) {
       if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
     }
   }
-  return problems;
 }
 
 // --devices "all" or "0,2,3": CUDA ordinals, each once.
@@ -401,10 +396,7 @@ int run_tune(const TuneCliOptions& o) {
             "of "
             "its name, such as h200)");
       }
-      for (KernelProblem& p : problems_to_retune(o.db, o.retune, std::nullopt, o.device)) {
-        if (std::find(problems.begin(), problems.end(), p) == problems.end())
-          problems.push_back(std::move(p));
-      }
+      add_problems_to_retune(problems, o.db, o.retune, std::nullopt, o.device);
     }
     if (rank.size > 1) problems = tuner::shard_problems(problems, rank.rank, rank.size);
     for (const KernelProblem& p : problems) fmt::print("{}\n", p.to_string());
@@ -460,16 +452,16 @@ int run_tune(const TuneCliOptions& o) {
   }
   if (!o.retune.empty()) {
     const DeviceInfo gpu = cuda::query_device(ordinal);
-    const std::vector<KernelProblem> retuned = problems_to_retune(database.path(), o.retune, gpu, "");
-    if (retuned.empty() && problems.empty()) {
+    const size_t given = problems.size();
+    add_problems_to_retune(problems, database.path(), o.retune, gpu, "");
+    if (problems.empty()) {
       fmt::print(
           "{} has no results for {} in {}, a site database or the shipped results: nothing to retune.\n",
           o.retune, gpu.name, database.path());
       return 0;
     }
-    for (const KernelProblem& p : retuned) {
-      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(p);
-    }
+    fmt::print(stderr, "Retuning {} on {} problem(s) it has results on for {}\n", o.retune,
+               problems.size() - given, gpu.name);
   }
 
   tuner::TuneOptions options;
