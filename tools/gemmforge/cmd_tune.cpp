@@ -392,9 +392,8 @@ int run_tune(const TuneCliOptions& o) {
     if (!o.retune.empty()) {
       if (o.device.empty()) {
         throw InvalidArgumentError(
-            "--print-problems --retune lists one GPU model's problems: name the model with --device (a part "
-            "of "
-            "its name, such as h200)");
+            "--print-problems --retune lists one GPU model's problems: name the model with --device, "
+            "a part of its name such as h200");
       }
       add_problems_to_retune(problems, o.db, o.retune, std::nullopt, o.device);
     }
