@@ -32,6 +32,22 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// A trial of `template_name` on `device_id` taking 0.125 ms against cuBLAS's 0.1, its figures consistent.
+db::TrialRecord timed_trial(int64_t device_id, const KernelProblem& problem, const std::string& template_name,
+                            const std::string& template_hash, const std::string& config_key) {
+  db::TrialRecord t;
+  t.device_id = device_id;
+  t.problem = problem;
+  t.template_name = template_name;
+  t.template_hash = template_hash;
+  t.config_key = config_key;
+  t.time_median_ms = 0.125;
+  t.tflops = problem.flops() / 0.125 / 1e9;
+  t.cublas_ms = 0.1;
+  t.ratio_vs_cublas = 0.8;
+  return t;
+}
+
 class TuneCommandTest : public ::testing::Test {
  protected:
   // Runs the tool with GEMMFORGE_DB pointing into the test's folder.
@@ -132,16 +148,9 @@ TEST_F(TuneCommandTest, RetuneListsTheProblemsATemplateHasResultsOnForAGpuModel)
       DeviceInfo device = DeviceInfo::nominal("sm_90");
       device.name = gpu;
       device.uuid = "GPU-" + gpu.substr(gpu.size() - 4);
-      db::TrialRecord t;
-      t.device_id = database.upsert_device(device);
-      t.problem = test_support::typed_problem(m, 1000, 1000, "nn", "bf16");
-      t.template_name = template_name;
-      t.template_hash = "0123456789abcdef";
-      t.config_key = "WGM=2";
-      t.time_median_ms = 0.125;
-      t.tflops = t.problem.flops() / 0.125 / 1e9;
-      t.cublas_ms = 0.1;
-      t.ratio_vs_cublas = 0.8;
+      db::TrialRecord t = timed_trial(database.upsert_device(device),
+                                      test_support::typed_problem(m, 1000, 1000, "nn", "bf16"), template_name,
+                                      "0123456789abcdef", "WGM=2");
       t.servable = false;  // measured with a source of gemm_tma this gemmforge does not know
       database.record_trial(t);
     };
@@ -183,17 +192,10 @@ TEST_F(TuneCommandTest, ReportReadsTheDatabase) {
     DeviceInfo device = DeviceInfo::nominal("sm_90");
     device.name = "NVIDIA H200";
     device.uuid = "GPU-cafe";
-    db::TrialRecord t;
-    t.device_id = database.upsert_device(device);
-    t.problem.m = t.problem.n = t.problem.k = 1024;
-    t.template_name = "sgemm_simt";
-    t.template_hash = "h";
-    t.config_key = "BM=128,BN=64,BK=8";
-    t.time_median_ms = 0.125;
-    t.tflops = t.problem.flops() / 0.125 / 1e9;
-    t.cublas_ms = 0.1;
-    t.ratio_vs_cublas = 0.8;
-    database.record_trial(t);
+    KernelProblem square;
+    square.m = square.n = square.k = 1024;
+    database.record_trial(
+        timed_trial(database.upsert_device(device), square, "sgemm_simt", "h", "BM=128,BN=64,BK=8"));
   }
   const Ran table = gemmforge("report --db '" + path + "'");
   EXPECT_EQ(table.status, 0) << table.err;
