@@ -169,6 +169,12 @@ class Database {
                       const std::function<void(const TrialRecord&)>& visit) const;
   /// How many trials for_each_trial visits.
   int64_t count_trials(int64_t device_id, bool best_only) const;
+  /// The fastest cuBLAS time of each problem on a device among its ok trials (each trial carries the
+  /// cuBLAS time of its tune), in the order of for_each_trial's problems.
+  void for_each_fastest_cublas(int64_t device_id,
+                               const std::function<void(const KernelProblem&, double)>& visit) const;
+  /// The fastest cuBLAS time of a problem on a device among its ok trials, if any carries one.
+  std::optional<double> fastest_cublas_ms(int64_t device_id, int64_t problem_id) const;
   /// The trial of this config of this template version on a device, if stored.
   std::optional<TrialRecord> find_trial(int64_t device_id, const KernelProblem& problem,
                                         const std::string& template_name, const std::string& template_hash,

@@ -415,6 +415,37 @@ int64_t Database::count_trials(int64_t device_id, bool best_only) const {
   });
 }
 
+// The trials whose cuBLAS time counts: ok, timed, with a cuBLAS time (those the vendor model learns from).
+constexpr const char* kFastestCublas = R"sql(
+  SELECT p.dtype AS dtype, p.c_dtype AS c_dtype, p.a_trans AS a_trans, p.b_trans AS b_trans, p.m AS m,
+         p.n AS n, p.k AS k, p.align_a AS align_a, p.align_b AS align_b, p.align_c AS align_c,
+         min(t.cublas_ms) AS cublas_ms
+  FROM trials t JOIN problems p ON p.id = t.problem_id
+  WHERE t.device_id = :device_id AND t.status = 'ok' AND t.time_median_ms IS NOT NULL AND t.cublas_ms > 0
+)sql";
+
+void Database::for_each_fastest_cublas(int64_t device_id,
+                                       const std::function<void(const KernelProblem&, double)>& visit) const {
+  sql::guarded(path_, "read cuBLAS times", [&] {
+    SQLite::Statement query(connection(), std::string(kFastestCublas) + R"sql(
+      GROUP BY t.problem_id
+      ORDER BY p.dtype, p.a_trans, p.b_trans, p.m, p.n, p.k, p.align_a, p.align_b, p.align_c, p.c_dtype
+    )sql");
+    query.bind(":device_id", device_id);
+    while (query.executeStep()) visit(sql::read_problem(query), query.getColumn("cublas_ms").getDouble());
+  });
+}
+
+std::optional<double> Database::fastest_cublas_ms(int64_t device_id, int64_t problem_id) const {
+  return sql::guarded(path_, "read cuBLAS times", [&] {
+    SQLite::Statement query(connection(), std::string(kFastestCublas) + " AND t.problem_id = :problem_id");
+    query.bind(":device_id", device_id);
+    query.bind(":problem_id", problem_id);
+    query.executeStep();
+    return sql::optional_double(query.getColumn("cublas_ms"));
+  });
+}
+
 std::optional<TrialRecord> Database::find_trial(int64_t device_id, const KernelProblem& problem,
                                                 const std::string& template_name,
                                                 const std::string& template_hash,

@@ -2,8 +2,8 @@
 // analyse), import JSON exports under a merge policy, all or nothing, and merge databases and exports.
 // Every path streams: memory holds one entry at a time whatever the size of a database or a file.
 //
-// JSON document, format_version 1 (an export writes its members in this order, one entry per line):
-//   {"format": "gemmforge-tuning", "format_version": 1, "gemmforge_version": "0.1.0",
+// JSON document, format_version 2 (an export writes its members in this order, one entry per line):
+//   {"format": "gemmforge-tuning", "format_version": 2, "gemmforge_version": "0.1.0",
 //    "exported_at": "2025-01-31T12:00:00.000Z",
 //    "devices": [{"uuid", "name", "cc_major", "cc_minor", "sm_count", "memory_bytes", ... every DeviceInfo
 //                 field but the ordinal ..., "first_seen", "last_seen"}],
@@ -13,9 +13,13 @@
 //                 "cublas_ms", "tflops", "ratio_vs_cublas", "registers", "smem_bytes", "spill_bytes",
 //                 "occupancy_blocks", "occupancy_pct", "compile_ms", "rel_error"}, "created_at",
 //                 "gemmforge_version"}],   one per (device, problem): its best trial
+//    "vendor": [{"device": uuid, "problem": {...}, "cublas_ms"}],   one per (GPU model, problem) with an
+//                 ok trial that carries a cuBLAS time: the fastest of those times on the model's devices,
+//                 naming the device that took it, so that a reader knows cuBLAS's fastest time on record
+//                 without reading the trials
 //    "trials": [{... as a result ..., "status", "reason"}]}      only with all_trials: every trial
 // Unknown measurements are null. A reader refuses members it does not know, and reads "devices" before
-// the entries that refer to them.
+// the entries that refer to them. Version 1 is version 2 without "vendor"; it is still read.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +41,9 @@ class Statement;
 namespace gemmforge::db {
 
 inline constexpr const char* kExportFormat = "gemmforge-tuning";
-inline constexpr int kExportFormatVersion = 1;
+inline constexpr int kExportFormatVersion = 2;
+/// The oldest version this build reads.
+inline constexpr int kOldestExportFormatVersion = 1;
 
 /// Called now and then with the work done and the total (0 when unknown), in bytes for documents and in
 /// entries for databases, so that a terminal can show progress.

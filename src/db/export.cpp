@@ -2,6 +2,8 @@
 // both written one row at a time.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -127,6 +129,41 @@ int64_t count(const Database& database, const std::vector<DeviceRecord>& devices
   return total;
 }
 
+struct VendorTime {
+  size_t model;             // the GPU model's place among the devices' models
+  std::string device_uuid;  // the first of the model's devices that measured it
+  KernelProblem problem;
+  double cublas_ms = 0;
+};
+
+// The fastest cuBLAS time of each problem on each GPU model among `devices`' ok trials: the models in the
+// order of their first device, each model's problems in the order its devices list them.
+std::vector<VendorTime> fastest_cublas_per_model(const Database& database,
+                                                 const std::vector<DeviceRecord>& devices) {
+  std::vector<VendorTime> times;
+  std::map<std::pair<size_t, std::string>, size_t> index;  // (model, problem) -> times
+  std::vector<std::string> models;                         // a name of each model
+  for (const DeviceRecord& device : devices) {
+    const size_t model = static_cast<size_t>(
+        std::find_if(models.begin(), models.end(),
+                     [&](const std::string& m) { return same_gpu_model(m, device.info.name); }) -
+        models.begin());
+    if (model == models.size()) models.push_back(device.info.name);
+    database.for_each_fastest_cublas(device.id, [&](const KernelProblem& problem, double cublas_ms) {
+      const auto [slot, added] = index.emplace(std::pair{model, problem.to_string()}, times.size());
+      if (added) {
+        times.push_back(VendorTime{model, device.info.uuid, problem, cublas_ms});
+      } else if (cublas_ms < times[slot->second].cublas_ms) {
+        times[slot->second].device_uuid = device.info.uuid;
+        times[slot->second].cublas_ms = cublas_ms;
+      }
+    });
+  }
+  std::stable_sort(times.begin(), times.end(),
+                   [](const VendorTime& a, const VendorTime& b) { return a.model < b.model; });
+  return times;
+}
+
 void check_stream(const std::ostream& out) {
   if (!out) throw InvalidArgumentError("the export could not be written (disk full or output closed)");
 }
@@ -154,6 +191,14 @@ ExportSummary write_export_json(const Database& database, std::ostream& out, con
     });
     check_stream(out);
   }
+  out << "\n],\n\"vendor\": [";
+  int64_t vendor_times = 0;
+  for (const VendorTime& time : fastest_cublas_per_model(database, devices)) {
+    const nlohmann::json entry = {
+        {"device", time.device_uuid}, {"problem", problem_json(time.problem)}, {"cublas_ms", time.cublas_ms}};
+    out << (vendor_times++ == 0 ? "\n" : ",\n") << entry.dump();
+  }
+  check_stream(out);
   out << "\n]";
   if (options.all_trials) {
     out << ",\n\"trials\": [";

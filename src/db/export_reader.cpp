@@ -170,13 +170,14 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
   [[noreturn]] void unknown_member() const {
     fail(
         fmt::format("the document has an unknown member \"{}\"; a gemmforge export has format, "
-                    "format_version, gemmforge_version, exported_at, devices, results and trials",
+                    "format_version, gemmforge_version, exported_at, devices, results, vendor and trials",
                     member_));
   }
 
   static std::optional<Section> section_of(const std::string& key) {
     if (key == "devices") return Section::kDevices;
     if (key == "results") return Section::kResults;
+    if (key == "vendor") return Section::kVendor;
     if (key == "trials") return Section::kTrials;
     return std::nullopt;
   }
@@ -206,6 +207,8 @@ const char* to_string(Section section) noexcept {
       return "devices";
     case Section::kResults:
       return "results";
+    case Section::kVendor:
+      return "vendor";
     case Section::kTrials:
       return "trials";
   }

@@ -1,6 +1,6 @@
 // Reading an export document as a stream: the header members are collected, and every entry of "devices",
-// "results" and "trials" is handed over, parsed, as soon as it is complete, so memory holds one entry at
-// a time whatever the size of the file. Internal to src/db.
+// "results", "vendor" and "trials" is handed over, parsed, as soon as it is complete, so memory holds one
+// entry at a time whatever the size of the file. Internal to src/db.
 #pragma once
 
 #include <cstdint>
@@ -16,14 +16,14 @@ inline constexpr int kMaxExportDepth = 16;
 /// Most values one entry may hold; an entry of an export holds about 40.
 inline constexpr int kMaxEntryValues = 4096;
 
-enum class Section { kDevices, kResults, kTrials };
-/// "devices", "results", "trials".
+enum class Section { kDevices, kResults, kVendor, kTrials };
+/// "devices", "results", "vendor", "trials".
 const char* to_string(Section section) noexcept;
 
 class ExportVisitor {
  public:
   virtual ~ExportVisitor() = default;
-  /// A member of the document other than the three arrays ("format", "format_version", ...), in the
+  /// A member of the document other than the four arrays ("format", "format_version", ...), in the
   /// order it is met; the reader refuses members that are not one of the known ones.
   virtual void header(const std::string& key, const nlohmann::json& value) = 0;
   /// The start of one of the arrays: true reads it, false stops reading the document there (read_export

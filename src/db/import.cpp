@@ -146,9 +146,21 @@ class Importer::State : public ExportVisitor {
     members_ = DocumentMembers(origin);
     results_seen_.clear();
     trials_seen_ = {};
+    vendor_ = {};
   }
 
-  void end_document() { members_.require_complete(); }
+  // The cuBLAS times of "vendor" are checked against the document's results and trials, and not stored:
+  // a database derives them from its trials. Where entries were rejected the import is already refused,
+  // and the times would disagree with what is left of them.
+  void end_document() {
+    members_.require_complete();
+    if (!members_.has("vendor") || report_.rejected > 0) return;
+    try {
+      vendor_.check(members_.has("trials"));
+    } catch (const InvalidArgumentError& e) {
+      reject(fmt::format("{}: {}", origin_, e.what()));
+    }
+  }
 
   // ExportVisitor ----------------------------------------------------------------------------------
 
@@ -173,17 +185,20 @@ class Importer::State : public ExportVisitor {
           field.at("uuid").fail(fmt::format("\"{}\" is listed twice", device.info.uuid));
         }
         add_device(device);
+        vendor_.device(device.info);
+      } else if (section == Section::kVendor) {
+        field.object();
+        const ImportedVendorTime time = parse_vendor_entry(field);
+        if (document_devices_.count(time.device_uuid) == 0) fail_unknown_device(field, time.device_uuid);
+        vendor_.listed(time, field);
       } else {
         field.object();
         ImportedTrial imported = parse_trial_entry(field, section == Section::kResults, checks_);
         const auto device = document_devices_.find(imported.device_uuid);
-        if (device == document_devices_.end()) {
-          field.at("device").fail(fmt::format(
-              "\"{}\" is not the uuid of an entry of \"devices\" (listed before the entries that name it)",
-              imported.device_uuid));
-        }
+        if (device == document_devices_.end()) fail_unknown_device(field, imported.device_uuid);
         imported.trial.device_id = device->second;
         imported.trial.device_uuid = imported.device_uuid;
+        vendor_.measured(imported.device_uuid, imported.trial, section == Section::kResults);
         add_trial(imported.trial, section == Section::kResults, path);
       }
     } catch (const InvalidArgumentError& e) {
@@ -342,6 +357,7 @@ class Importer::State : public ExportVisitor {
   std::string origin_;
   std::map<std::string, int64_t> document_devices_;  // uuid -> id in the database
   DocumentMembers members_;
+  VendorTimesCheck vendor_;                // of the document being read
   std::map<int64_t, IdSet> results_seen_;  // device id -> problems with a result in this document
   IdSet trials_seen_;  // trial rows an entry of "trials" of this document wrote or matched
 };

@@ -108,11 +108,10 @@ void check_header_member(const std::string& key, const nlohmann::json& value) {
   } else if (key == "format_version") {
     const int64_t number =
         field.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "a version");
-    if (number != kExportFormatVersion) {
-      field.fail(
-          fmt::format("version {} is not supported; this gemmforge reads version {} (a newer gemmforge "
-                      "may read this file)",
-                      number, kExportFormatVersion));
+    if (number < kOldestExportFormatVersion || number > kExportFormatVersion) {
+      field.fail(fmt::format("version {} is not supported; this gemmforge reads versions {} to {}{}", number,
+                             kOldestExportFormatVersion, kExportFormatVersion,
+                             number > kExportFormatVersion ? " (a newer gemmforge may read this file)" : ""));
     }
   } else if (key == "gemmforge_version") {
     if (!is_token(field.text(64), 64)) field.fail(fmt::format("{} is not a version", field.shown()));
@@ -120,7 +119,7 @@ void check_header_member(const std::string& key, const nlohmann::json& value) {
     if (!is_timestamp(field.text(64))) {
       field.fail(fmt::format("{} is not a UTC time like \"2025-01-31T12:00:00.000Z\"", field.shown()));
     }
-  } else if (key == "devices" || key == "results" || key == "trials") {
+  } else if (key == "devices" || key == "results" || key == "vendor" || key == "trials") {
     field.array();  // throws: the reader hands over only what is not an array
   } else {
     field.fail("is not a member of a gemmforge export");
@@ -226,6 +225,91 @@ ImportedTrial parse_trial_entry(const JsonField& entry, bool is_result, const Im
   return imported;
 }
 
+void fail_unknown_device(const JsonField& entry, const std::string& uuid) {
+  entry.at("device").fail(fmt::format(
+      "\"{}\" is not the uuid of an entry of \"devices\" (listed before the entries that name it)", uuid));
+}
+
+ImportedVendorTime parse_vendor_entry(const JsonField& entry) {
+  entry.only({"device", "problem", "cublas_ms"});
+  ImportedVendorTime time;
+  time.device_uuid = entry.at("device").text(256);
+  time.problem = parse_problem(entry.at("problem"));
+  const JsonField ms = entry.at("cublas_ms");
+  if (!ms.value().is_number()) ms.fail(fmt::format("{} is not a number", ms.shown()));
+  time.cublas_ms = ms.value().get<double>();
+  if (!std::isfinite(time.cublas_ms) || time.cublas_ms <= 0)
+    ms.fail(fmt::format("{} is not a time: it must be positive and finite", ms.shown()));
+  return time;
+}
+
+namespace {
+
+void keep_fastest(std::optional<double>& fastest, double ms) {
+  if (!fastest || ms < *fastest) fastest = ms;
+}
+
+}  // namespace
+
+void VendorTimesCheck::device(const DeviceInfo& device) {
+  for (const auto& [uuid, model] : models_) {
+    if (same_gpu_model(model, device.name)) {
+      models_[device.uuid] = model;
+      return;
+    }
+  }
+  models_[device.uuid] = device.name;
+}
+
+VendorTimesCheck::Times& VendorTimesCheck::times(const std::string& device_uuid,
+                                                 const KernelProblem& problem) {
+  const std::string& model = models_.at(device_uuid);
+  Times& times = times_[model + "|" + problem.to_string()];
+  if (times.what.empty()) times.what = fmt::format("{} on {}", problem.to_string(), model);
+  return times;
+}
+
+void VendorTimesCheck::listed(const ImportedVendorTime& time, const JsonField& entry) {
+  Times& found = times(time.device_uuid, time.problem);
+  if (found.listed)
+    entry.fail(fmt::format("a second entry for {}; {} is the first", found.what, found.entry));
+  found.listed = time.cublas_ms;
+  found.entry = entry.path();
+}
+
+void VendorTimesCheck::measured(const std::string& device_uuid, const TrialRecord& trial, bool is_result) {
+  if (trial.status != TrialStatus::kOk || !trial.time_median_ms || !trial.cublas_ms ||
+      !(*trial.cublas_ms > 0))
+    return;
+  Times& found = times(device_uuid, trial.problem);
+  if (is_result) keep_fastest(found.in_results, *trial.cublas_ms);
+  keep_fastest(found.in_all, *trial.cublas_ms);
+}
+
+void VendorTimesCheck::check(bool trials) const {
+  for (const auto& [key, times] : times_) {
+    if (!times.listed) {
+      throw InvalidArgumentError(fmt::format(
+          "vendor: {} has ok results or trials with cuBLAS times ({:g} ms the fastest) but no entry",
+          times.what, *times.in_all));
+    }
+    const auto fault = [&](const std::string& message) {
+      return InvalidArgumentError(
+          fmt::format("{}: {}: {:g} ms {}", times.entry, times.what, *times.listed, message));
+    };
+    if (times.in_results && *times.listed > *times.in_results) {
+      throw fault(
+          fmt::format("is slower than a result's cuBLAS time, {:g} ms: it is not the fastest on record",
+                      *times.in_results));
+    }
+    if (trials && !times.in_all) throw fault("is no ok result's or trial's cuBLAS time: none carries one");
+    if (trials && *times.listed != *times.in_all) {
+      throw fault(
+          fmt::format("is not the fastest cuBLAS time of its results and trials, {:g} ms", *times.in_all));
+    }
+  }
+}
+
 namespace {
 
 constexpr const char* kRequiredMembers[] = {"format", "format_version", "devices", "results"};
@@ -238,6 +322,7 @@ void DocumentMembers::header(const std::string& key, const nlohmann::json& value
   } catch (const InvalidArgumentError& e) {
     throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
   }
+  if (key == "format_version") version_ = value.get<int64_t>();
   seen_.insert(key);
 }
 
@@ -245,7 +330,7 @@ bool DocumentMembers::complete() const {
   for (const char* required : kRequiredMembers) {
     if (seen_.count(required) == 0) return false;
   }
-  return true;
+  return version_ < 2 || has("vendor");
 }
 
 void DocumentMembers::require_complete() const {
@@ -256,6 +341,14 @@ void DocumentMembers::require_complete() const {
                                                  ? "this is not a gemmforge export"
                                                  : "a gemmforge export always has it"));
     }
+  }
+  if (version_ >= 2 && !has("vendor")) {
+    throw InvalidArgumentError(
+        fmt::format("{}: vendor: missing; an export of format_version {} always has it", origin_, version_));
+  }
+  if (version_ == 1 && has("vendor")) {
+    throw InvalidArgumentError(
+        fmt::format("{}: vendor: is not a member of format_version 1; it came with version 2", origin_));
   }
 }
 
@@ -271,6 +364,7 @@ class DocumentReader : public ExportVisitor {
 
   bool section(Section section) override {
     members_.section(to_string(section));
+    if (section == Section::kTrials) trials_started_ = true;
     skipping_ = section == Section::kTrials && parts_ == DocumentParts::kDevicesAndResults;
     // An export lists its trials last: what is wanted has been read, unless this document lists them first.
     return !(skipping_ && members_.complete());
@@ -285,15 +379,19 @@ class DocumentReader : public ExportVisitor {
         document_.devices.push_back(parse_device_entry(field));
         if (!device_uuids_.insert(document_.devices.back().uuid).second)
           field.at("uuid").fail(fmt::format("\"{}\" is listed twice", document_.devices.back().uuid));
+        vendor_.device(document_.devices.back());
+        return;
+      }
+      if (section == Section::kVendor) {
+        document_.vendor.push_back(parse_vendor_entry(field));
+        check_device(field, document_.vendor.back().device_uuid);
+        vendor_.listed(document_.vendor.back(), field);
         return;
       }
       std::vector<ImportedTrial>& out = section == Section::kResults ? document_.results : document_.trials;
       out.push_back(parse_trial_entry(field, section == Section::kResults, checks_));
-      if (device_uuids_.count(out.back().device_uuid) == 0) {
-        field.at("device").fail(fmt::format(
-            "\"{}\" is not the uuid of an entry of \"devices\" (listed before the entries that name it)",
-            out.back().device_uuid));
-      }
+      check_device(field, out.back().device_uuid);
+      vendor_.measured(out.back().device_uuid, out.back().trial, section == Section::kResults);
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
     }
@@ -301,16 +399,30 @@ class DocumentReader : public ExportVisitor {
 
   ImportDocument finish() {
     members_.require_complete();
+    document_.has_vendor = members_.has("vendor");
+    if (document_.has_vendor) {
+      try {
+        vendor_.check(trials_started_ && !skipping_);
+      } catch (const InvalidArgumentError& e) {
+        throw InvalidArgumentError(fmt::format("{}: {}", origin_, e.what()));
+      }
+    }
     return std::move(document_);
   }
 
  private:
+  void check_device(const JsonField& entry, const std::string& uuid) const {
+    if (device_uuids_.count(uuid) == 0) fail_unknown_device(entry, uuid);
+  }
+
   const std::string& origin_;
   const ImportChecks& checks_;
   DocumentParts parts_;
   DocumentMembers members_;
   std::set<std::string> device_uuids_;
   bool skipping_ = false;  // in the trials, which are not wanted
+  bool trials_started_ = false;
+  VendorTimesCheck vendor_;
   ImportDocument document_;
 };
 

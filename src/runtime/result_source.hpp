@@ -2,6 +2,7 @@
 // gemmforge. The selector asks each for exact results and for the measurements its models learn from.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ class ResultSource {
   /// templates `library` knows (configs normalized by their manifest; others are skipped), and the cuBLAS
   /// time recorded with each problem.
   virtual void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) = 0;
+
+  /// Whether vendor_ms answers without the source's trials (a database always; an export from
+  /// format_version 2 on, which lists each problem's fastest cuBLAS time before its trials).
+  virtual bool knows_vendor_times() = 0;
+  /// The fastest cuBLAS time on record for exactly `problem` on devices of `model`'s GPU model (what the
+  /// vendor model learns from the source's trials), if any; nullopt too where knows_vendor_times() is false.
+  virtual std::optional<double> vendor_ms(const DeviceInfo& model, const KernelProblem& problem) = 0;
 
   /// Every device the source recorded.
   virtual std::vector<DeviceInfo> devices() = 0;

@@ -166,18 +166,35 @@ Selection Selector::ranked(const KernelProblem& problem) const {
   return s;
 }
 
+bool Selector::recorded_vendor_ms(const KernelProblem& problem, std::optional<double>& fastest) const {
+  for (ResultSource* source : sources_) {
+    if (!source->knows_vendor_times()) return false;
+  }
+  for (ResultSource* source : sources_) {
+    const std::optional<double> ms = source->vendor_ms(device_, problem);
+    if (ms && (!fastest || *ms < *fastest)) fastest = ms;
+  }
+  return true;
+}
+
 Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem) const {
   if (!options_.vendor || !vendor_serves(problem)) return s;
   bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
-  const model::Prediction v = model()->vendor.predict(problem);
-  if (!s.vendor_ms) {
-    s.vendor_ms = v.time_ms;
-    vendor_measured = v.basis == model::Basis::kMeasured;
-    s.vendor_log_error = v.log_error;
-  } else if (v.basis == model::Basis::kMeasured && v.time_ms < *s.vendor_ms) {
-    // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast
-    // as it was ever measured on this GPU model.
-    s.vendor_ms = v.time_ms;
+  // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast as
+  // it was ever measured on this GPU model. The sources tell that time without the model where they can,
+  // so that a tuned problem's first call waits for no fit, and decides as every later call does.
+  std::optional<double> recorded;
+  if (vendor_measured && recorded_vendor_ms(problem, recorded)) {
+    if (recorded && *recorded < *s.vendor_ms) s.vendor_ms = recorded;
+  } else {
+    const model::Prediction v = model()->vendor.predict(problem);
+    if (!s.vendor_ms) {
+      s.vendor_ms = v.time_ms;
+      vendor_measured = v.basis == model::Basis::kMeasured;
+      s.vendor_log_error = v.log_error;
+    } else if (v.basis == model::Basis::kMeasured && v.time_ms < *s.vendor_ms) {
+      s.vendor_ms = v.time_ms;
+    }
   }
   s.vendor_predicted = !vendor_measured;
   if (!s.choice) {

@@ -80,6 +80,9 @@ class Selector {
   Selection ranked(const KernelProblem& problem) const;
   /// Hands the choice to cuBLAS when the options say it is faster.
   Selection with_vendor_check(Selection selection, const KernelProblem& problem) const;
+  // cuBLAS's fastest time on record for `problem` on this GPU model, from the sources alone (in
+  // `fastest`, left empty where none is on record); false where a source knows it only from its trials.
+  bool recorded_vendor_ms(const KernelProblem& problem, std::optional<double>& fastest) const;
 
   std::shared_ptr<const ServingModel> current_model() const;
 

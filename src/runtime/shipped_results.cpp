@@ -89,6 +89,9 @@ ShippedResults::ShippedResults(ResultFiles files, const std::string& origin, con
       results_.push_back(Entry{device_index_.at(r.device_uuid), r.trial});
       results_.back().trial.device_uuid = devices_[results_.back().device].uuid;
     }
+    vendor_known_ = vendor_known_ && document.has_vendor;
+    for (const db::ImportedVendorTime& v : document.vendor)
+      vendor_.push_back(VendorTime{device_index_.at(v.device_uuid), v.problem, v.cublas_ms});
   }
 }
 
@@ -135,6 +138,16 @@ std::vector<db::TrialRecord> ShippedResults::exact(const DeviceInfo& device, con
       found.emplace_back(devices_[e.device].uuid == device.uuid, e.trial);
   }
   return order_exact_results(std::move(found));
+}
+
+std::optional<double> ShippedResults::vendor_ms(const DeviceInfo& model, const KernelProblem& problem) {
+  std::optional<double> fastest;
+  for (const VendorTime& v : vendor_) {
+    if (v.problem == problem && same_gpu_model(devices_[v.device].name, model.name) &&
+        (!fastest || v.cublas_ms < *fastest))
+      fastest = v.cublas_ms;
+  }
+  return fastest;
 }
 
 void ShippedResults::add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) {
@@ -236,6 +249,10 @@ ResultSource& shipped_source() {
     }
     void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override {
       shipped_results().add_measurements(cc, library, data);
+    }
+    bool knows_vendor_times() override { return shipped_results().knows_vendor_times(); }
+    std::optional<double> vendor_ms(const DeviceInfo& model, const KernelProblem& problem) override {
+      return shipped_results().vendor_ms(model, problem);
     }
     std::vector<DeviceInfo> devices() override { return shipped_results().devices(); }
     std::vector<KernelProblem> problems_of(const DeviceInfo& model,

@@ -49,6 +49,9 @@ class ShippedResults : public ResultSource {
   const std::string& label() const override { return label_; }
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
   void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
+  /// Whether every export lists its cuBLAS times ("vendor", format_version 2 on).
+  bool knows_vendor_times() override { return vendor_known_; }
+  std::optional<double> vendor_ms(const DeviceInfo& model, const KernelProblem& problem) override;
   std::vector<DeviceInfo> devices() override { return devices_; }
   /// In the order the exports list the trials.
   std::vector<KernelProblem> problems_of(const DeviceInfo& model, const std::string& template_name) override;
@@ -93,6 +96,13 @@ class ShippedResults : public ResultSource {
   std::vector<DeviceInfo> devices_;
   std::map<std::string, size_t> device_index_;  // by uuid
   std::vector<Entry> results_;
+  struct VendorTime {
+    size_t device;  // index into devices_
+    KernelProblem problem;
+    double cublas_ms;
+  };
+  std::vector<VendorTime> vendor_;  // every export's "vendor"
+  bool vendor_known_ = true;        // every export has one
   std::vector<Export> exports_;
   mutable std::once_flag trials_read_;
   mutable std::vector<Entry> trials_;                             // results included

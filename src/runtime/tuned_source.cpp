@@ -53,6 +53,21 @@ void TunedSource::add_measurements(int cc, const TemplateLibrary& library, model
   }
 }
 
+std::optional<double> TunedSource::vendor_ms(const DeviceInfo& model, const KernelProblem& problem) {
+  std::optional<double> fastest;
+  for (SharedDatabase* layer : layers_) {
+    layer->with([&](db::Database& database) {
+      const std::optional<int64_t> problem_id = database.find_problem(problem);
+      if (!problem_id) return;
+      for (const db::DeviceRecord& d : model_devices(database, model.name)) {
+        const std::optional<double> ms = database.fastest_cublas_ms(d.id, *problem_id);
+        if (ms && (!fastest || *ms < *fastest)) fastest = ms;
+      }
+    });
+  }
+  return fastest;
+}
+
 std::vector<KernelProblem> TunedSource::problems_of(const DeviceInfo& model,
                                                     const std::string& template_name) {
   std::vector<KernelProblem> problems;

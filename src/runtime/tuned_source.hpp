@@ -25,6 +25,9 @@ class TunedSource : public ResultSource {
 
   std::vector<db::TrialRecord> exact(const DeviceInfo& device, const KernelProblem& problem) override;
   void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override;
+  bool knows_vendor_times() override { return true; }
+  /// The fastest of every layer's.
+  std::optional<double> vendor_ms(const DeviceInfo& model, const KernelProblem& problem) override;
   std::vector<DeviceInfo> devices() override;
   std::vector<KernelProblem> problems_of(const DeviceInfo& model, const std::string& template_name) override;
 

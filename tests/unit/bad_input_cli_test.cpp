@@ -373,8 +373,8 @@ std::vector<BadInput> cases() {
            "devices[0] holds more than 4096 values"),
       document("WrongFormat", set("/format", "clblast-tuning"),
                "format: \"clblast-tuning\" is not a gemmforge tuning export"),
-      document("FutureFormatVersion", set("/format_version", 2),
-               "format_version: version 2 is not supported"),
+      document("FutureFormatVersion", set("/format_version", 3),
+               "format_version: version 3 is not supported"),
       document(
           "NoFormat", [](json& d) { d.erase("format"); }, "format: missing; this is not a gemmforge export"),
       document(

@@ -55,7 +55,7 @@ TEST_F(CliExchange, VersionNamesTheSchemaAndFormatAndHelpListsTheExitStatuses) {
                                 std::to_string(db::builtin_migrations().back().version)),
             std::string::npos)
       << version.output;
-  EXPECT_NE(version.output.find("export format version 1"), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("export format version 2"), std::string::npos) << version.output;
   const CommandResult help = tool("--help");
   EXPECT_EQ(help.status, 0);
   for (const char* line : {"Exit status:", "  2   invalid command line or input",

@@ -144,7 +144,7 @@ TEST(DbExchange, ExportDocumentHasItsHeaderDevicesAndOneResultPerTunedProblem) {
   populate(db);
   const json document = export_json(db);
   EXPECT_EQ(document.at("format"), "gemmforge-tuning");
-  EXPECT_EQ(document.at("format_version"), 1);
+  EXPECT_EQ(document.at("format_version"), 2);
   EXPECT_EQ(document.at("gemmforge_version"), gemmforge_version());
   EXPECT_TRUE(std::regex_match(document.at("exported_at").get<std::string>(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
@@ -176,6 +176,45 @@ TEST(DbExchange, ExportDocumentHasItsHeaderDevicesAndOneResultPerTunedProblem) {
   EXPECT_EQ(first["measurement"]["occupancy_blocks"], 3);
   EXPECT_EQ(results[1]["problem"]["layout"], "nt");
   EXPECT_EQ(results[2]["problem"]["layout"], "tt");
+}
+
+// "vendor" holds each problem's fastest cuBLAS time among its ok trials on a device, with or without the
+// trials exported, so that a reader of the results knows it without reading them.
+TEST(DbExchange, ExportListsTheFastestCublasTimeOfEachProblemOnEachDevice) {
+  Database db = Database::open(":memory:");
+  populate(db);
+  const int64_t h100 = db.find_device("GPU-aaaa")->id;
+  TrialRecord slow_tune = measured(h100, problem(1024), "BM=64,BN=128,BK=8", 0.61);
+  slow_tune.cublas_ms = 0.2;
+  slow_tune.ratio_vs_cublas = 0.2 / 0.61;
+  db.record_trial(slow_tune);
+  TrialRecord fast_tune = measured(h100, problem(1024), "BM=32,BN=128,BK=8", 0.7);
+  fast_tune.cublas_ms = 0.1;
+  fast_tune.ratio_vs_cublas = 0.1 / 0.7;
+  db.record_trial(fast_tune);
+  TrialRecord failed_fast = failed(h100, problem(1024), "BM=16,BN=128,BK=8", TrialStatus::kWrongResult, "");
+  failed_fast.cublas_ms = 0.01;  // a failed trial's cuBLAS time does not count
+  db.record_trial(failed_fast);
+  for (const bool all_trials : {false, true}) {
+    const json document = export_json(db, {.device = std::nullopt, .all_trials = all_trials});
+    const json& vendor = document.at("vendor");
+    ASSERT_EQ(vendor.size(), 3u) << vendor.dump();
+    EXPECT_EQ(
+        vendor[0],
+        json({{"device", "GPU-aaaa"}, {"problem", document["results"][0]["problem"]}, {"cublas_ms", 0.1}}));
+    EXPECT_EQ(vendor[1]["problem"]["layout"], "nt");
+    EXPECT_EQ(vendor[1]["cublas_ms"], 0.123456789012345);
+    EXPECT_EQ(vendor[2]["device"], "model:nominal sm_80");
+    Database target = Database::open(":memory:");
+    const ImportReport report = import_json(target, document, ImportPolicy::kFaster, test_validator);
+    EXPECT_TRUE(report.committed);
+    // The database derives the times from the trials it holds.
+    const int64_t there = target.find_device("GPU-aaaa")->id;
+    const std::optional<int64_t> problem_id = target.find_problem(problem(1024));
+    ASSERT_TRUE(problem_id);
+    EXPECT_EQ(target.fastest_cublas_ms(there, *problem_id), all_trials ? 0.1 : 0.123456789012345);
+  }
+  EXPECT_EQ(db.fastest_cublas_ms(h100, *db.find_problem(problem(1024))), 0.1);
 }
 
 TEST(DbExchange, RoundTripReproducesBestsMeasurementsAndDevices) {
@@ -434,6 +473,24 @@ json valid_document() {
           {"trials", json::array({trial})}};
 }
 
+struct Rejection {
+  const char* name;
+  std::function<void(json&)> mutate;
+  const char* message;  // expected inside what()
+};
+
+// valid_document() in format_version 2: its two results' cuBLAS times in "vendor".
+json valid_document_2() {
+  json doc = valid_document();
+  doc["format_version"] = 2;
+  doc["vendor"] = json::array();
+  for (const json& result : doc["results"]) {
+    doc["vendor"].push_back(
+        {{"device", result["device"]}, {"problem", result["problem"]}, {"cublas_ms", 0.9}});
+  }
+  return doc;
+}
+
 TEST(DbExchange, TheValidDocumentOfTheRejectionTestsImports) {
   Database db = Database::open(":memory:");
   const ImportReport report = import_json(db, valid_document(), ImportPolicy::kFaster, test_validator);
@@ -441,13 +498,66 @@ TEST(DbExchange, TheValidDocumentOfTheRejectionTestsImports) {
   EXPECT_EQ(report.results_imported, 2);
   EXPECT_EQ(report.trials_imported, 1);
   EXPECT_EQ(db.find_device("GPU-import")->info.sm_count, 142);
+  Database second = Database::open(":memory:");
+  EXPECT_EQ(import_json(second, valid_document_2(), ImportPolicy::kFaster, test_validator).results_imported,
+            2);
 }
 
-struct Rejection {
-  const char* name;
-  std::function<void(json&)> mutate;
-  const char* message;  // expected inside what()
-};
+// "vendor" must agree with the results and trials beside it: an entry cannot be faster than the trials it
+// sums up, nor slower than a result, nor missing, nor twice there.
+TEST(DbExchange, CublasTimesThatDisagreeWithTheDocumentAreRejectedAndChangeNothing) {
+  auto set = [](const char* pointer, json value) {
+    return [pointer, value](json& doc) { doc[json::json_pointer(pointer)] = value; };
+  };
+  const std::vector<Rejection> rejections = {
+      {"no vendor in version 2", [](json& doc) { doc.erase("vendor"); }, "vendor: missing"},
+      {"vendor in version 1", set("/format_version", 1), "vendor: is not a member of format_version 1"},
+      {"vendor not an array", set("/vendor", json::object()), "vendor: expected an array"},
+      {"faster than the trials", set("/vendor/0/cublas_ms", 0.5),
+       "0.5 ms is not the fastest cuBLAS time of its results and trials, 0.9 ms"},
+      {"slower than a result", set("/vendor/1/cublas_ms", 1.5),
+       "1.5 ms is slower than a result's cuBLAS time, 0.9 ms"},
+      {"an entry missing", [](json& doc) { doc["vendor"].erase(1); },
+       "has ok results or trials with cuBLAS times (0.9 ms the fastest) but no entry"},
+      {"an entry twice", [](json& doc) { doc["vendor"].push_back(doc["vendor"][0]); },
+       "vendor[2]: a second entry for"},
+      {"an entry no trial is behind",
+       [](json& doc) {
+         json entry = doc["vendor"][1];
+         entry["problem"]["m"] = 4096;
+         doc["vendor"].push_back(entry);
+       },
+       "0.9 ms is no ok result's or trial's cuBLAS time: none carries one"},
+      {"unknown device", set("/vendor/0/device", "GPU-elsewhere"),
+       "vendor[0].device: \"GPU-elsewhere\" is not the uuid of an entry of \"devices\""},
+      {"zero time", set("/vendor/0/cublas_ms", 0.0), "vendor[0].cublas_ms: 0.0 is not a time"},
+      {"time as text", set("/vendor/0/cublas_ms", "0.9"), "vendor[0].cublas_ms: \"0.9\" is not a number"},
+      {"unknown member", set("/vendor/0/tflops", 1.0), "vendor[0]"},
+  };
+  TempFolder folder;
+  const std::string path = folder.file("target.db");
+  Database db = Database::open(path);
+  populate(db);
+  const std::string before = dump(path);
+  for (const Rejection& rejection : rejections) {
+    SCOPED_TRACE(rejection.name);
+    json doc = valid_document_2();
+    rejection.mutate(doc);
+    try {
+      import_json(db, doc, ImportPolicy::kFaster, test_validator);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgumentError& error) {
+      EXPECT_NE(std::string(error.what()).find(rejection.message), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(dump(path), before);
+  }
+  // Without its trials a document may list a time faster than its results': the trials it came from stayed
+  // behind.
+  json results_only = valid_document_2();
+  results_only.erase("trials");
+  results_only["vendor"][0]["cublas_ms"] = 0.5;
+  EXPECT_EQ(import_json(db, results_only, ImportPolicy::kFaster, test_validator).results_imported, 2);
+}
 
 TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
   using P = json::json_pointer;
@@ -465,7 +575,8 @@ TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
       {"no devices", [](json& doc) { doc.erase("devices"); }, "devices: missing"},
       {"wrong format", set("/format", "clblast-tuning"),
        "format: \"clblast-tuning\" is not a gemmforge tuning"},
-      {"future format version", set("/format_version", 2), "format_version: version 2 is not supported"},
+      {"future format version", set("/format_version", 3), "format_version: version 3 is not supported"},
+      {"past format version", set("/format_version", 0), "format_version: version 0 is not supported"},
       {"format version as text", set("/format_version", "1"), "format_version: \"1\" is not an integer"},
       {"missing size", [](json& doc) { doc[P("/results/1/problem")].erase("k"); },
        "results[1].problem.k: missing"},

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <map>
 
 #include "gemmforge/error.hpp"
@@ -150,6 +152,62 @@ TEST_F(RuntimeSelector, ATunedResultMustBeatTheFastestCuBlasTimeOfItsProblem) {
   // Where the generated kernel beats that time too, it serves.
   database_.with([&](db::Database& d) { record(d, h100_, p, narrow(), 0.015, 0.0669); });
   EXPECT_EQ(select(h100_card_, p).level, PlanLevel::kExact);
+}
+
+// A source whose measurements (what the model is fitted on) come only once the test opens its gate, and
+// which may say it knows no cuBLAS times without them, as an export of format_version 1.
+class GatedSource : public ResultSource {
+ public:
+  GatedSource(ResultSource& inner, std::shared_future<void> gate, bool knows_vendor_times)
+      : inner_(inner), gate_(std::move(gate)), knows_(knows_vendor_times) {}
+  const std::string& label() const override { return inner_.label(); }
+  std::vector<db::TrialRecord> exact(const DeviceInfo& d, const KernelProblem& p) override {
+    return inner_.exact(d, p);
+  }
+  void add_measurements(int cc, const TemplateLibrary& library, model::TrainingData& data) override {
+    gate_.wait();
+    inner_.add_measurements(cc, library, data);
+  }
+  bool knows_vendor_times() override { return knows_; }
+  std::optional<double> vendor_ms(const DeviceInfo& d, const KernelProblem& p) override {
+    return knows_ ? inner_.vendor_ms(d, p) : std::nullopt;
+  }
+  std::vector<DeviceInfo> devices() override { return inner_.devices(); }
+  std::vector<KernelProblem> problems_of(const DeviceInfo& d, const std::string& t) override {
+    return inner_.problems_of(d, t);
+  }
+
+ private:
+  ResultSource& inner_;
+  std::shared_future<void> gate_;
+  bool knows_;
+};
+
+// A tuned problem's check against cuBLAS reads cuBLAS's fastest time from the sources, so its first call
+// waits for no model and decides as the model would (the fastest time of every tune, not its own tune's).
+TEST_F(RuntimeSelector, ATunedProblemIsDecidedWithoutWaitingForTheModel) {
+  const KernelProblem p = problem(512, 4096, 4096);
+  database_.with([&](db::Database& d) {
+    record(d, h100_, p, mid(), 0.030, 0.0191);
+    record(d, h100_, p, big(), 0.0216, 0.0669);
+  });
+  for (const bool knows : {true, false}) {
+    std::promise<void> open;
+    GatedSource gated(user_, open.get_future().share(), knows);
+    SelectorOptions options;
+    Selector selector(TemplateLibrary::instance(), h100_card_, {&gated}, options);
+    std::future<Selection> answer = std::async(std::launch::async, [&] { return selector.select(p); });
+    // Knowing the times, the answer comes with the gate shut (a generous bound); else not while it is.
+    const auto wait = knows ? std::chrono::milliseconds(20000) : std::chrono::milliseconds(300);
+    const bool ready = answer.wait_for(wait) == std::future_status::ready;
+    EXPECT_EQ(ready, knows) << (knows ? "the sources know cuBLAS's times: no wait for the model"
+                                      : "without the times the check waits for the model");
+    open.set_value();
+    const Selection s = answer.get();
+    EXPECT_EQ(s.level, PlanLevel::kVendor) << s.basis;
+    ASSERT_TRUE(s.vendor_ms);
+    EXPECT_DOUBLE_EQ(*s.vendor_ms, 0.0191);
+  }
 }
 
 TEST_F(RuntimeSelector, TheModelServesUntunedProblemsWithPredictions) {

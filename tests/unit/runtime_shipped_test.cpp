@@ -11,6 +11,7 @@
 
 #include "core/gzip.hpp"
 #include "gemmforge/error.hpp"
+#include "model/vendor_model.hpp"
 #include "rtc/compiler.hpp"
 #include "rtc/kernel_spec.hpp"
 #include "runtime/config_check.hpp"
@@ -31,6 +32,31 @@ TEST(RuntimeShipped, EveryBuiltInDeviceShipsResultsAndTheirCuBlasTimes) {
     EXPECT_FALSE(data.kernels.empty()) << device.name << " ships no result";
     EXPECT_FALSE(data.vendor.empty()) << device.name << " ships no cuBLAS time";
   }
+}
+
+// The built-in exports list each problem's fastest cuBLAS time before their trials: the time the vendor
+// model learns from the trials, known without them. Exports of format_version 1 know none.
+TEST(RuntimeShipped, TheBuiltInExportsTellCublasFastestTimesAsTheModelLearnsThemFromTheTrials) {
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
+  EXPECT_TRUE(shipped.knows_vendor_times());
+  size_t compared = 0;
+  for (const DeviceInfo& device : shipped.devices()) {
+    model::TrainingData data;
+    shipped.add_measurements(device.cc(), library, data);
+    const model::VendorModel vendor(device, data);
+    for (const auto& [where, result] : shipped.bests(device.cc())) {
+      if (!same_gpu_model(where.name, device.name)) continue;
+      const model::Prediction measured = vendor.predict(result.problem);
+      ASSERT_EQ(measured.basis, model::Basis::kMeasured) << result.problem.to_string();
+      EXPECT_EQ(shipped.vendor_ms(device, result.problem), measured.time_ms)
+          << result.problem.to_string() << " on " << device.name;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0u);
+  runtime::ShippedResults version_1(runtime::result_files_in(current_results()), "tests/data", library);
+  EXPECT_FALSE(version_1.knows_vendor_times());
 }
 
 // The built-in exports are embedded compressed, as db/tuned/ keeps them, and read as they inflate: the same
