@@ -415,7 +415,7 @@ int64_t Database::count_trials(int64_t device_id, bool best_only) const {
   });
 }
 
-// The trials whose cuBLAS time counts: ok, timed, with a cuBLAS time (those the vendor model learns from).
+// The trials whose cuBLAS time counts (counts_cublas_time): ok, timed, with a positive cuBLAS time.
 constexpr const char* kFastestCublas = R"sql(
   SELECT p.dtype AS dtype, p.c_dtype AS c_dtype, p.a_trans AS a_trans, p.b_trans AS b_trans, p.m AS m,
          p.n AS n, p.k AS k, p.align_a AS align_a, p.align_b AS align_b, p.align_c AS align_c,

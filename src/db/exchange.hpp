@@ -44,6 +44,8 @@ inline constexpr const char* kExportFormat = "gemmforge-tuning";
 inline constexpr int kExportFormatVersion = 2;
 /// The oldest version this build reads.
 inline constexpr int kOldestExportFormatVersion = 1;
+/// The version that brought "vendor": every document of it or later has one, no earlier document does.
+inline constexpr int kVendorExportFormatVersion = 2;
 
 /// Called now and then with the work done and the total (0 when unknown), in bytes for documents and in
 /// entries for databases, so that a terminal can show progress.

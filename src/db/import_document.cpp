@@ -278,9 +278,7 @@ void VendorTimesCheck::listed(const ImportedVendorTime& time, const JsonField& e
 }
 
 void VendorTimesCheck::measured(const std::string& device_uuid, const TrialRecord& trial, bool is_result) {
-  if (trial.status != TrialStatus::kOk || !trial.time_median_ms || !trial.cublas_ms ||
-      !(*trial.cublas_ms > 0))
-    return;
+  if (!counts_cublas_time(trial)) return;
   Times& found = times(device_uuid, trial.problem);
   if (is_result) keep_fastest(found.in_results, *trial.cublas_ms);
   keep_fastest(found.in_all, *trial.cublas_ms);
@@ -330,7 +328,7 @@ bool DocumentMembers::complete() const {
   for (const char* required : kRequiredMembers) {
     if (seen_.count(required) == 0) return false;
   }
-  return version_ < 2 || has("vendor");
+  return version_ < kVendorExportFormatVersion || has("vendor");
 }
 
 void DocumentMembers::require_complete() const {
@@ -342,13 +340,14 @@ void DocumentMembers::require_complete() const {
                                                  : "a gemmforge export always has it"));
     }
   }
-  if (version_ >= 2 && !has("vendor")) {
+  if (version_ >= kVendorExportFormatVersion && !has("vendor")) {
     throw InvalidArgumentError(
         fmt::format("{}: vendor: missing; an export of format_version {} always has it", origin_, version_));
   }
-  if (version_ == 1 && has("vendor")) {
+  if (version_ < kVendorExportFormatVersion && has("vendor")) {
     throw InvalidArgumentError(
-        fmt::format("{}: vendor: is not a member of format_version 1; it came with version 2", origin_));
+        fmt::format("{}: vendor: is not a member of format_version {}; it came with version {}", origin_,
+                    version_, kVendorExportFormatVersion));
   }
 }
 

@@ -42,6 +42,10 @@ TrialStatus parse_trial_status(const std::string& text) {
   throw InvalidArgumentError(fmt::format("unknown trial status '{}'; expected one of {}", text, known));
 }
 
+bool counts_cublas_time(const TrialRecord& trial) {
+  return trial.status == TrialStatus::kOk && trial.time_median_ms && trial.cublas_ms && *trial.cublas_ms > 0;
+}
+
 std::string device_key(const DeviceInfo& device) {
   return device.uuid.empty() ? "model:" + device.name : device.uuid;
 }

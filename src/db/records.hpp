@@ -104,6 +104,11 @@ struct TrialRecord {
   bool is_best = false;           ///< filled on read
 };
 
+/// Whether the trial's cuBLAS time counts as one cuBLAS took of its problem: an ok, timed trial with a
+/// positive cuBLAS time (what the vendor model learns from, and an export's "vendor" sums up; the SQL of
+/// Database::fastest_cublas_ms says the same).
+bool counts_cublas_time(const TrialRecord& trial);
+
 /// A row of `best`: the trial served for a problem on a device.
 struct BestRecord {
   int64_t device_id = 0;

@@ -55,7 +55,7 @@ void add_trial(const db::TrialRecord& trial, const DeviceInfo& device, const Tem
                model::TrainingData& data) {
   if (trial.status != db::TrialStatus::kOk || !trial.time_median_ms) return;
   const size_t index = data.add_device(device);
-  if (trial.cublas_ms && *trial.cublas_ms > 0) {
+  if (db::counts_cublas_time(trial)) {
     data.vendor.push_back(model::VendorMeasurement{trial.problem, index, *trial.cublas_ms});
   }
   // A result kept only for the record (its template source is unknown to this build) is never served.

@@ -479,6 +479,35 @@ struct Rejection {
   const char* message;  // expected inside what()
 };
 
+// A Rejection's mutation: the value at `pointer` becomes `value`.
+std::function<void(json&)> set_at(const char* pointer, json value) {
+  return [pointer, value](json& doc) { doc[json::json_pointer(pointer)] = value; };
+}
+
+// Each rejection's mutation of `valid()` is refused under every policy with its message, and leaves a
+// populated database as it was.
+void expect_rejected_unchanged(const std::vector<Rejection>& rejections, const std::function<json()>& valid) {
+  TempFolder folder;
+  const std::string path = folder.file("target.db");
+  Database db = Database::open(path);
+  populate(db);
+  const std::string before = dump(path);
+  for (const Rejection& rejection : rejections) {
+    SCOPED_TRACE(rejection.name);
+    json doc = valid();
+    rejection.mutate(doc);
+    for (ImportPolicy policy : {ImportPolicy::kFaster, ImportPolicy::kReplace}) {
+      try {
+        import_json(db, doc, policy, test_validator);
+        ADD_FAILURE() << "accepted";
+      } catch (const InvalidArgumentError& error) {
+        EXPECT_NE(std::string(error.what()).find(rejection.message), std::string::npos) << error.what();
+      }
+    }
+    EXPECT_EQ(dump(path), before);
+  }
+}
+
 // valid_document() in format_version 2: its two results' cuBLAS times in "vendor".
 json valid_document_2() {
   json doc = valid_document();
@@ -506,16 +535,13 @@ TEST(DbExchange, TheValidDocumentOfTheRejectionTestsImports) {
 // "vendor" must agree with the results and trials beside it: an entry cannot be faster than the trials it
 // sums up, nor slower than a result, nor missing, nor twice there.
 TEST(DbExchange, CublasTimesThatDisagreeWithTheDocumentAreRejectedAndChangeNothing) {
-  auto set = [](const char* pointer, json value) {
-    return [pointer, value](json& doc) { doc[json::json_pointer(pointer)] = value; };
-  };
   const std::vector<Rejection> rejections = {
       {"no vendor in version 2", [](json& doc) { doc.erase("vendor"); }, "vendor: missing"},
-      {"vendor in version 1", set("/format_version", 1), "vendor: is not a member of format_version 1"},
-      {"vendor not an array", set("/vendor", json::object()), "vendor: expected an array"},
-      {"faster than the trials", set("/vendor/0/cublas_ms", 0.5),
+      {"vendor in version 1", set_at("/format_version", 1), "vendor: is not a member of format_version 1"},
+      {"vendor not an array", set_at("/vendor", json::object()), "vendor: expected an array"},
+      {"faster than the trials", set_at("/vendor/0/cublas_ms", 0.5),
        "0.5 ms is not the fastest cuBLAS time of its results and trials, 0.9 ms"},
-      {"slower than a result", set("/vendor/1/cublas_ms", 1.5),
+      {"slower than a result", set_at("/vendor/1/cublas_ms", 1.5),
        "1.5 ms is slower than a result's cuBLAS time, 0.9 ms"},
       {"an entry missing", [](json& doc) { doc["vendor"].erase(1); },
        "has ok results or trials with cuBLAS times (0.9 ms the fastest) but no entry"},
@@ -528,42 +554,24 @@ TEST(DbExchange, CublasTimesThatDisagreeWithTheDocumentAreRejectedAndChangeNothi
          doc["vendor"].push_back(entry);
        },
        "0.9 ms is no ok result's or trial's cuBLAS time: none carries one"},
-      {"unknown device", set("/vendor/0/device", "GPU-elsewhere"),
+      {"unknown device", set_at("/vendor/0/device", "GPU-elsewhere"),
        "vendor[0].device: \"GPU-elsewhere\" is not the uuid of an entry of \"devices\""},
-      {"zero time", set("/vendor/0/cublas_ms", 0.0), "vendor[0].cublas_ms: 0.0 is not a time"},
-      {"time as text", set("/vendor/0/cublas_ms", "0.9"), "vendor[0].cublas_ms: \"0.9\" is not a number"},
-      {"unknown member", set("/vendor/0/tflops", 1.0), "vendor[0]"},
+      {"zero time", set_at("/vendor/0/cublas_ms", 0.0), "vendor[0].cublas_ms: 0.0 is not a time"},
+      {"time as text", set_at("/vendor/0/cublas_ms", "0.9"), "vendor[0].cublas_ms: \"0.9\" is not a number"},
+      {"unknown member", set_at("/vendor/0/tflops", 1.0), "vendor[0]"},
   };
-  TempFolder folder;
-  const std::string path = folder.file("target.db");
-  Database db = Database::open(path);
-  populate(db);
-  const std::string before = dump(path);
-  for (const Rejection& rejection : rejections) {
-    SCOPED_TRACE(rejection.name);
-    json doc = valid_document_2();
-    rejection.mutate(doc);
-    try {
-      import_json(db, doc, ImportPolicy::kFaster, test_validator);
-      ADD_FAILURE() << "accepted";
-    } catch (const InvalidArgumentError& error) {
-      EXPECT_NE(std::string(error.what()).find(rejection.message), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(dump(path), before);
-  }
+  expect_rejected_unchanged(rejections, valid_document_2);
   // Without its trials a document may list a time faster than its results': the trials it came from stayed
   // behind.
   json results_only = valid_document_2();
   results_only.erase("trials");
   results_only["vendor"][0]["cublas_ms"] = 0.5;
+  Database db = Database::open(":memory:");
   EXPECT_EQ(import_json(db, results_only, ImportPolicy::kFaster, test_validator).results_imported, 2);
 }
 
 TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
   using P = json::json_pointer;
-  auto set = [](const char* pointer, json value) {
-    return [pointer, value](json& doc) { doc[json::json_pointer(pointer)] = value; };
-  };
   const std::vector<Rejection> rejections = {
       {"not an object",
        [](json& doc) {
@@ -571,86 +579,72 @@ TEST(DbExchange, MalformedOrHostileDocumentsAreRejectedAndChangeNothing) {
        },
        "the document is not a JSON object"},
       {"no results", [](json& doc) { doc.erase("results"); }, "results: missing"},
-      {"results not an array", set("/results", json::object()), "results: expected an array"},
+      {"results not an array", set_at("/results", json::object()), "results: expected an array"},
       {"no devices", [](json& doc) { doc.erase("devices"); }, "devices: missing"},
-      {"wrong format", set("/format", "clblast-tuning"),
+      {"wrong format", set_at("/format", "clblast-tuning"),
        "format: \"clblast-tuning\" is not a gemmforge tuning"},
-      {"future format version", set("/format_version", 3), "format_version: version 3 is not supported"},
-      {"past format version", set("/format_version", 0), "format_version: version 0 is not supported"},
-      {"format version as text", set("/format_version", "1"), "format_version: \"1\" is not an integer"},
+      {"future format version", set_at("/format_version", 3), "format_version: version 3 is not supported"},
+      {"past format version", set_at("/format_version", 0), "format_version: version 0 is not supported"},
+      {"format version as text", set_at("/format_version", "1"), "format_version: \"1\" is not an integer"},
       {"missing size", [](json& doc) { doc[P("/results/1/problem")].erase("k"); },
        "results[1].problem.k: missing"},
-      {"m = 0", set("/results/1/problem/m", 0), "results[1].problem.m: 0 is not a size in 1..2147483647"},
-      {"m = 2^40", set("/results/1/problem/m", int64_t{1} << 40),
+      {"m = 0", set_at("/results/1/problem/m", 0), "results[1].problem.m: 0 is not a size in 1..2147483647"},
+      {"m = 2^40", set_at("/results/1/problem/m", int64_t{1} << 40),
        "results[1].problem.m: 1099511627776 is not a size in 1..2147483647"},
-      {"m = -5", set("/results/1/problem/m", -5), "results[1].problem.m: -5 is not a size"},
-      {"m as text", set("/results/1/problem/m", "1024"), "results[1].problem.m: \"1024\" is not an integer"},
-      {"m fractional", set("/results/1/problem/m", 1024.5), "results[1].problem.m: 1024.5 is not an integer"},
-      {"m beyond int64", set("/results/1/problem/m", uint64_t{1} << 63),
+      {"m = -5", set_at("/results/1/problem/m", -5), "results[1].problem.m: -5 is not a size"},
+      {"m as text", set_at("/results/1/problem/m", "1024"),
+       "results[1].problem.m: \"1024\" is not an integer"},
+      {"m fractional", set_at("/results/1/problem/m", 1024.5),
+       "results[1].problem.m: 1024.5 is not an integer"},
+      {"m beyond int64", set_at("/results/1/problem/m", uint64_t{1} << 63),
        "results[1].problem.m: 9223372036854775808"},
-      {"alignment 3", set("/results/1/problem/align_b", 3),
+      {"alignment 3", set_at("/results/1/problem/align_b", 3),
        "results[1].problem.align_b: 3 is not an alignment"},
-      {"alignment 8", set("/results/1/problem/align_c", 8),
+      {"alignment 8", set_at("/results/1/problem/align_c", 8),
        "results[1].problem.align_c: 8 is not an alignment"},
-      {"bad layout", set("/results/1/problem/layout", "nx"),
+      {"bad layout", set_at("/results/1/problem/layout", "nx"),
        "results[1].problem.layout: \"nx\" is not a layout"},
-      {"bad dtype", set("/results/1/problem/dtype", "f64"), "results[1].problem.dtype: unknown dtype 'f64'"},
-      {"negative time", set("/results/1/measurement/time_median_ms", -1.0),
+      {"bad dtype", set_at("/results/1/problem/dtype", "f64"),
+       "results[1].problem.dtype: unknown dtype 'f64'"},
+      {"negative time", set_at("/results/1/measurement/time_median_ms", -1.0),
        "results[1].measurement.time_median_ms: -1 is not a time in ms in (0, 3.6e+06]"},
-      {"NaN as a string", set("/results/1/measurement/time_median_ms", "NaN"),
+      {"NaN as a string", set_at("/results/1/measurement/time_median_ms", "NaN"),
        "results[1].measurement.time_median_ms: \"NaN\" is not a number"},
-      {"zero median", set("/results/1/measurement/time_median_ms", 0.0),
+      {"zero median", set_at("/results/1/measurement/time_median_ms", 0.0),
        "results[1].measurement.time_median_ms: 0 is not a time in ms"},
       {"no median", [](json& doc) { doc[P("/results/1/measurement")].erase("time_median_ms"); },
        "results[1].measurement.time_median_ms"},
-      {"negative cuBLAS time", set("/results/1/measurement/cublas_ms", -0.5),
+      {"negative cuBLAS time", set_at("/results/1/measurement/cublas_ms", -0.5),
        "results[1].measurement.cublas_ms: -0.5 is not a time in ms"},
-      {"occupancy above 100%", set("/results/1/measurement/occupancy_pct", 150.0),
+      {"occupancy above 100%", set_at("/results/1/measurement/occupancy_pct", 150.0),
        "results[1].measurement.occupancy_pct: 150 is not a percentage in [0, 100]"},
-      {"registers as boolean", set("/results/1/measurement/registers", true),
+      {"registers as boolean", set_at("/results/1/measurement/registers", true),
        "results[1].measurement.registers: true is not an integer"},
-      {"measurement null", set("/results/1/measurement", nullptr),
+      {"measurement null", set_at("/results/1/measurement", nullptr),
        "results[1].measurement: expected an object"},
-      {"unknown device", set("/results/1/device", "GPU-elsewhere"),
+      {"unknown device", set_at("/results/1/device", "GPU-elsewhere"),
        "results[1].device: \"GPU-elsewhere\" is not the uuid of an entry of \"devices\""},
-      {"unknown template", set("/results/1/template", "hgemm_wmma"),
+      {"unknown template", set_at("/results/1/template", "hgemm_wmma"),
        "results[1]: unknown template 'hgemm_wmma'"},
-      {"config breaking a constraint", set("/results/1/config", "BM=3,BN=64"),
+      {"config breaking a constraint", set_at("/results/1/config", "BM=3,BN=64"),
        "results[1]: config BM=3,BN=64 breaks BM % 16 == 0"},
-      {"config not a key", set("/results/1/config", "BM"), "results[1].config: config 'BM'"},
-      {"empty template", set("/results/1/template", ""), "results[1].template: is empty"},
-      {"huge template name", set("/results/1/template", std::string(5000, 'x')),
+      {"config not a key", set_at("/results/1/config", "BM"), "results[1].config: config 'BM'"},
+      {"empty template", set_at("/results/1/template", ""), "results[1].template: is empty"},
+      {"huge template name", set_at("/results/1/template", std::string(5000, 'x')),
        "results[1].template: is 5000 bytes long; at most 256"},
       {"device without cc", [](json& doc) { doc[P("/devices/0")].erase("cc_major"); },
        "devices[0].cc_major: missing"},
-      {"device cc as text", set("/devices/0/cc_minor", "9"), "devices[0].cc_minor: \"9\" is not an integer"},
+      {"device cc as text", set_at("/devices/0/cc_minor", "9"),
+       "devices[0].cc_minor: \"9\" is not an integer"},
       {"device listed twice", [](json& doc) { doc["devices"].push_back(doc["devices"][0]); },
        "devices[1].uuid: \"GPU-import\" is listed twice"},
-      {"unknown trial status", set("/trials/0/status", "exploded"), "trials[0].status: unknown trial status"},
-      {"huge reason", set("/trials/0/reason", std::string(70000, 'r')),
+      {"unknown trial status", set_at("/trials/0/status", "exploded"),
+       "trials[0].status: unknown trial status"},
+      {"huge reason", set_at("/trials/0/reason", std::string(70000, 'r')),
        "trials[0].reason: is 70000 bytes long"},
-      {"trials not an array", set("/trials", "none"), "trials: expected an array"},
+      {"trials not an array", set_at("/trials", "none"), "trials: expected an array"},
   };
-
-  TempFolder folder;
-  const std::string path = folder.file("target.db");
-  Database db = Database::open(path);
-  populate(db);
-  const std::string before = dump(path);
-  for (const Rejection& rejection : rejections) {
-    SCOPED_TRACE(rejection.name);
-    json doc = valid_document();
-    rejection.mutate(doc);
-    for (ImportPolicy policy : {ImportPolicy::kFaster, ImportPolicy::kReplace}) {
-      try {
-        import_json(db, doc, policy, test_validator);
-        ADD_FAILURE() << "accepted";
-      } catch (const InvalidArgumentError& error) {
-        EXPECT_NE(std::string(error.what()).find(rejection.message), std::string::npos) << error.what();
-      }
-    }
-    EXPECT_EQ(dump(path), before);
-  }
+  expect_rejected_unchanged(rejections, valid_document);
 }
 
 // Splits RFC 4180 text into rows of fields.
