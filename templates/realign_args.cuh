@@ -5,8 +5,11 @@
 #ifndef GEMMFORGE_REALIGN_ARGS_CUH
 #define GEMMFORGE_REALIGN_ARGS_CUH
 
-// A block of kRealignThreads threads copies one 16-byte chunk per thread at a time.
+// A block of kRealignThreads threads copies kRealignUnroll 16-byte chunks of a row per thread at a time:
+// the grid's x covers a row's chunks in kRealignThreads * kRealignUnroll, its y the rows (a block walks
+// on past them), and its z the operands copied.
 static const int kRealignThreads = 256;
+static const int kRealignUnroll = 4;
 
 // One operand as it lies in memory: `rows` rows of `cols` units, `ld` units apart.
 struct RealignOperand {

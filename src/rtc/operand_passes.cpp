@@ -99,11 +99,24 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
       operand(call.a, call.lda, geometry.copy_ld_a, geometry.copy_offset_a, p.a_rows(), p.a_row_length());
   args.b =
       operand(call.b, call.ldb, geometry.copy_ld_b, geometry.copy_offset_b, p.b_rows(), p.b_row_length());
-  // A unit is a block's worth of 16-byte chunks.
-  const int64_t chunks = args.a.rows * (args.a.dst_ld / 8) + args.b.rows * (args.b.dst_ld / 8);
-  const int64_t blocks = (chunks + kRealignThreads - 1) / kRealignThreads;
+  // x: a row's 16-byte chunks, kRealignThreads * kRealignUnroll a block; y: the rows, each block walking on
+  // past the grid's; z: the operands copied.
+  long long row_chunks = 0, rows = 0;  // RealignOperand counts in long long
+  unsigned operands = 0;
+  for (RealignOperand* op : {&args.a, &args.b}) {
+    if (op->rows == 0 || op->cols == 0) op->src = nullptr;  // the kernel's layers are the operands it copies
+    if (op->src == nullptr) continue;
+    row_chunks = std::max(row_chunks, op->dst_ld / 8);
+    rows = std::max(rows, op->rows);
+    ++operands;
+  }
+  if (operands == 0) return;
+  constexpr long long kBlockChunks = static_cast<long long>(kRealignThreads) * kRealignUnroll;
+  constexpr long long kMaxGridY = 65535;
+  const dim3 grid(static_cast<unsigned>((row_chunks + kBlockChunks - 1) / kBlockChunks),
+                  static_cast<unsigned>(std::min(rows, kMaxGridY)), operands);
   void* params[] = {&args};
-  if (blocks > 0) copy_.launch(pass_grid(blocks), dim3(kRealignThreads), 0, stream, params);
+  copy_.launch(grid, dim3(kRealignThreads), 0, stream, params);
 }
 
 const std::vector<char>& operand_passes_cubin(const std::string& arch) {

@@ -14,6 +14,7 @@
 #include "model/vendor_model.hpp"
 #include "rtc/compiler.hpp"
 #include "rtc/kernel_spec.hpp"
+#include "rtc/operand_passes.hpp"
 #include "runtime/config_check.hpp"
 #include "runtime/shipped_results.hpp"
 #include "runtime_test_support.hpp"
@@ -174,7 +175,7 @@ TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchite
                    << rtc::nvrtc_version() << ": their keys cannot match here";
     }
   }
-  size_t checked = 0;
+  size_t checked = 0, preparing = 0;
   for (const auto& [device, result] : shipped.bests(90)) {
     const std::optional<runtime::CheckedConfig> config =
         runtime::check_config(library, result.template_name, result.config_key, device, result.problem);
@@ -184,9 +185,14 @@ TEST(RuntimeShipped, TheShippedBundleHoldsTheCubinOfEveryShippedBestOfItsArchite
     EXPECT_FALSE(shipped.cubin(spec.cubin_key(library)).empty())
         << "no shipped cubin for " << result.problem.to_string() << " on " << device.name << " ("
         << result.config_key << "): run gemmforge bundle --arch sm_90 -o db/tuned/sm_90.cubins";
+    if (config->kernel_template->manifest.prepares_operands()) ++preparing;
     ++checked;
   }
   EXPECT_GE(checked, 12u);
+  // The operand passes those kernels launch (a module of their own, rtc::OperandPasses) ship beside them.
+  ASSERT_GT(preparing, 0u);
+  EXPECT_FALSE(shipped.cubin(rtc::OperandPasses::cubin_key(library, "sm_90")).empty())
+      << "no shipped cubin of the operand passes: run gemmforge bundle --arch sm_90 -o db/tuned/sm_90.cubins";
 }
 
 // A result measured with another source of its template (tests/data's placeholder hash) may name parameters
