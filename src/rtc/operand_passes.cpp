@@ -20,10 +20,13 @@ std::string plain_arch(const std::string& arch) {
   return fmt::format("sm_{}", arch_cc(arch));
 }
 
-// Grids of the passes: one block per unit of work, as many as a grid's x holds; each block walks its share.
+// The most blocks a pass's grid takes along a dimension it walks (x of the split, y of the copy); each
+// block walks on past the grid.
+constexpr long long kMaxPassBlocks = 65535;
+
+// Grids of the split: one block per unit of work, as many as a grid's x holds.
 dim3 pass_grid(int64_t units) {
-  constexpr int64_t kMaxBlocks = 65535;
-  return dim3(static_cast<unsigned>(std::min(units, kMaxBlocks)));
+  return dim3(static_cast<unsigned>(std::min<long long>(units, kMaxPassBlocks)));
 }
 
 }  // namespace
@@ -84,8 +87,8 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
   char* bytes = static_cast<char*>(workspace);
   const auto operand = [&](const void* src, int64_t ld, int64_t copy_ld, int64_t offset, int64_t rows,
                            int64_t cols) {
-    RealignOperand op{};
-    if (copy_ld == 0) return op;
+    RealignOperand op{};  // src null: nothing to copy, and the kernel gives it no grid layer
+    if (copy_ld == 0 || rows == 0 || cols == 0) return op;
     op.src = static_cast<const unsigned short*>(src);
     op.dst = reinterpret_cast<unsigned short*>(bytes + offset);
     op.ld = ld * units;
@@ -103,8 +106,7 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
   // past the grid's; z: the operands copied.
   long long row_chunks = 0, rows = 0;  // RealignOperand counts in long long
   unsigned operands = 0;
-  for (RealignOperand* op : {&args.a, &args.b}) {
-    if (op->rows == 0 || op->cols == 0) op->src = nullptr;  // the kernel's layers are the operands it copies
+  for (const RealignOperand* op : {&args.a, &args.b}) {
     if (op->src == nullptr) continue;
     row_chunks = std::max(row_chunks, op->dst_ld / 8);
     rows = std::max(rows, op->rows);
@@ -112,9 +114,8 @@ void OperandPasses::copy(const KernelCall& call, const LaunchGeometry& geometry,
   }
   if (operands == 0) return;
   constexpr long long kBlockChunks = static_cast<long long>(kRealignThreads) * kRealignUnroll;
-  constexpr long long kMaxGridY = 65535;
   const dim3 grid(static_cast<unsigned>((row_chunks + kBlockChunks - 1) / kBlockChunks),
-                  static_cast<unsigned>(std::min(rows, kMaxGridY)), operands);
+                  static_cast<unsigned>(std::min(rows, kMaxPassBlocks)), operands);
   void* params[] = {&args};
   copy_.launch(grid, dim3(kRealignThreads), 0, stream, params);
 }
