@@ -544,6 +544,14 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
     gf::store_staged_transposed<Out, VEC_C, kTilesN>(C, args.ldc, n0, m0 + 16 * warp, args.n, args.m, mode,
                                                      acc, buffer);
   } else if constexpr (STAGE_C != 0 && VEC_C * Out::kBytes < 16) {
+    // A 16-bit C not read is staged as it is stored, where the producer leaves the consumers registers.
+    if constexpr (Out::kBytes == 2 && kAllTma) {
+      if (!mode.reads_c()) {
+        gf::store_packed_realigned<Out, kTilesN>(reinterpret_cast<unsigned short*>(C), args.ldc,
+                                                 m0 + 16 * warp, n0, args.m, args.n, mode.alpha, acc, buffer);
+        return;
+      }
+    }
     gf::store_staged_realigned<Out, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc,
                                              buffer);
   } else if constexpr (STAGE_C != 0) {
