@@ -39,7 +39,8 @@ Selector::Selector(const TemplateLibrary& library, const DeviceInfo& device,
       device_(device),
       sources_(std::move(sources)),
       options_(options),
-      model_(build_model(library_, device_, sources_)) {}
+      model_(options.model_ahead ? build_model(library_, device_, sources_)
+                                 : std::shared_future<std::shared_ptr<const ServingModel>>()) {}
 
 Selector::~Selector() {
   std::lock_guard<std::mutex> lock(model_mutex_);
@@ -50,6 +51,7 @@ std::shared_ptr<const ServingModel> Selector::current_model() const {
   std::shared_future<std::shared_ptr<const ServingModel>> model;
   {
     std::lock_guard<std::mutex> lock(model_mutex_);
+    if (!model_.valid()) model_ = build_model(library_, device_, sources_);  // not started ahead
     model = model_;
   }
   return model.get();

@@ -37,12 +37,17 @@ struct SelectorOptions {
   /// this fraction. The typical error already makes the comparison pessimistic; a further margin only hands
   /// cuBLAS problems where the generated kernel is faster (held-out runs show it), so none by default.
   double predicted_margin = 0.0;
+  /// Start fitting the serving model as the selector is made, so that the first problem nobody tuned finds
+  /// it ready (the runtime); false fits it when a choice first needs it, so a single choice that a tuned
+  /// result makes never waits for the fit (`gemmforge query`).
+  bool model_ahead = true;
 };
 
 class Selector {
  public:
   /// `sources` in order of trust (the user's database first); none may be null. Starts building the
-  /// serving model in the background: the first choice that needs it waits for it.
+  /// serving model in the background (unless options.model_ahead is false): the first choice that needs it
+  /// waits for it.
   Selector(const TemplateLibrary& library, const DeviceInfo& device, std::vector<ResultSource*> sources,
            SelectorOptions options = {});
   ~Selector();
@@ -91,7 +96,7 @@ class Selector {
   std::vector<ResultSource*> sources_;
   SelectorOptions options_;
   mutable std::mutex model_mutex_;  // guards model_ itself; the model is immutable
-  std::shared_future<std::shared_ptr<const ServingModel>> model_;
+  mutable std::shared_future<std::shared_ptr<const ServingModel>> model_;  // none yet: not started
 };
 
 }  // namespace gemmforge::runtime

@@ -210,6 +210,34 @@ TEST_F(RuntimeSelector, ATunedProblemIsDecidedWithoutWaitingForTheModel) {
   }
 }
 
+// Without the model ahead (`gemmforge query`), a tuned problem is answered and the selector gone without the
+// model ever being fitted (its measurements are never read: here they never come); an untuned problem fits
+// it when asked, and gets the model's answer.
+TEST_F(RuntimeSelector, WithoutTheModelAheadATunedAnswerNeverFitsIt) {
+  const KernelProblem p = problem(1024, 1024, 1024);
+  std::promise<void> open;
+  GatedSource gated(user_, open.get_future().share(), true);
+  SelectorOptions options;
+  options.model_ahead = false;
+  std::future<Selection> answer = std::async(std::launch::async, [&] {
+    const Selector selector(TemplateLibrary::instance(), h100_card_, {&gated}, options);
+    return selector.select(p);  // and the selector goes, which would wait for a fit under way
+  });
+  const bool ready = answer.wait_for(std::chrono::milliseconds(20000)) == std::future_status::ready;
+  EXPECT_TRUE(ready) << "the tuned answer waited for the model's measurements";
+  open.set_value();
+  const Selection s = answer.get();
+  EXPECT_EQ(s.level, PlanLevel::kExact) << s.basis;
+  ASSERT_TRUE(s.choice);
+  EXPECT_EQ(s.choice->config, mid());
+
+  const Selector lazy(TemplateLibrary::instance(), h100_card_, {&gated},
+                      SelectorOptions{.vendor = false, .model_ahead = false});
+  const Selection untuned = lazy.select(problem(1000, 1000, 1000));
+  EXPECT_EQ(untuned.level, PlanLevel::kModel);
+  EXPECT_TRUE(untuned.time_predicted);
+}
+
 TEST_F(RuntimeSelector, TheModelServesUntunedProblemsWithPredictions) {
   const Selection s = select(h100_card_, problem(1000, 1000, 1000), {}, false);
   EXPECT_EQ(s.level, PlanLevel::kModel);

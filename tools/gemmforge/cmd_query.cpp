@@ -173,6 +173,7 @@ int run_query(const QueryOptions& o) {
   sources.push_back(&shipped);
   runtime::SelectorOptions options;
   options.vendor = !o.no_vendor;
+  options.model_ahead = false;  // a tuned result answers without the model
   const runtime::Selector selector(TemplateLibrary::instance(), device.info, sources, options);
   const PlanInfo plan = runtime::describe(selector.select(problem), problem, device.info);
   // The selector's model ranks the candidates as it would for a problem nobody tuned.
