@@ -39,6 +39,15 @@ bool output_allowed(Dtype input, Dtype output) noexcept {
   return output == input || output == Dtype::kF32;
 }
 
+std::optional<KernelProblem> sixteen_bit_twin(const KernelProblem& problem) {
+  const auto other = [](Dtype d) { return d == Dtype::kBf16 ? Dtype::kF16 : Dtype::kBf16; };
+  if (problem.dtype != Dtype::kBf16 && problem.dtype != Dtype::kF16) return std::nullopt;
+  KernelProblem twin = problem;
+  twin.dtype = other(problem.dtype);
+  if (problem.c_dtype == problem.dtype) twin.c_dtype = twin.dtype;
+  return twin;
+}
+
 void parse_type_name(const std::string& text, Dtype& dtype, Dtype& c_dtype) {
   const size_t arrow = text.find('>');
   dtype = parse_dtype(text.substr(0, arrow));

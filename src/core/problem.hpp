@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gemmforge/types.hpp"
@@ -58,6 +59,11 @@ struct KernelProblem {
 
   auto operator<=>(const KernelProblem&) const = default;
 };
+
+/// The problem in the other 16-bit type: FP16 for BF16 and back, a 16-bit C following its operands and an
+/// FP32 C staying. The tensor cores multiply both types alike and every 16-bit template computes both, so
+/// a config tuned for one is a measured answer for the other. None for FP32, TF32 and FFMA problems.
+std::optional<KernelProblem> sixteen_bit_twin(const KernelProblem& problem);
 
 /// The storage type of C when a caller names only the operands' type: FP32 for f32 and tf32, else the same.
 Dtype default_output(Dtype dtype) noexcept;

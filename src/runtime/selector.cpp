@@ -65,8 +65,9 @@ void Selector::refresh() {
 }
 
 std::optional<Selector::Servable> Selector::first_servable(ResultSource& source, const DeviceInfo& model,
+                                                           const KernelProblem& tuned,
                                                            const KernelProblem& problem) const {
-  for (db::TrialRecord& result : source.exact(model, problem)) {
+  for (db::TrialRecord& result : source.exact(model, tuned)) {
     std::string why;
     std::optional<CheckedConfig> checked =
         check_config(library_, result.template_name, result.config_key, device_, problem, &why);
@@ -79,11 +80,30 @@ std::optional<Selector::Servable> Selector::first_servable(ResultSource& source,
 
 std::optional<Selection> Selector::exact(const KernelProblem& problem) const {
   for (ResultSource* source : sources_) {
-    std::optional<Servable> found = first_servable(*source, device_, problem);
+    std::optional<Servable> found = first_servable(*source, device_, problem, problem);
     if (!found) continue;
     Selection s;
     s.level = PlanLevel::kExact;
     s.basis = fmt::format("tuned for this problem on {}", found->result.device_uuid);
+    s.source = std::move(found->source);
+    s.tuned_problem = found->result.problem;
+    s.time_ms = found->result.time_median_ms;
+    s.vendor_ms = found->result.cublas_ms;
+    s.choice = std::move(found->config);
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::optional<Selection> Selector::twin_result(const KernelProblem& problem) const {
+  const std::optional<KernelProblem> twin = sixteen_bit_twin(problem);
+  if (!twin) return std::nullopt;
+  for (ResultSource* source : sources_) {
+    std::optional<Servable> found = first_servable(*source, device_, *twin, problem);
+    if (!found) continue;
+    Selection s;
+    s.level = PlanLevel::kModel;
+    s.basis = fmt::format("tuned for its {} twin on {}", twin->type_name(), found->result.device_uuid);
     s.source = std::move(found->source);
     s.tuned_problem = found->result.problem;
     s.time_ms = found->result.time_median_ms;
@@ -109,7 +129,7 @@ std::optional<Selection> Selector::faster_elsewhere(const KernelProblem& problem
         continue;
       }
       models.push_back(other);
-      std::optional<Servable> found = first_servable(*source, other, problem);
+      std::optional<Servable> found = first_servable(*source, other, problem, problem);
       if (!found || !found->result.time_median_ms) continue;
       if (!best || *found->result.time_median_ms < *best->result.time_median_ms) {
         best = std::move(found), best_model = other.name;
@@ -181,12 +201,13 @@ bool Selector::recorded_vendor_ms(const KernelProblem& problem, std::optional<do
 
 Selection Selector::with_vendor_check(Selection s, const KernelProblem& problem) const {
   if (!options_.vendor || !vendor_serves(problem)) return s;
-  bool vendor_measured = s.level == PlanLevel::kExact && s.vendor_ms.has_value();
-  // A tuned result carries the cuBLAS time of its own tune, which can come out slow: cuBLAS is as fast as
-  // it was ever measured on this GPU model. The sources tell that time without the model where they can,
-  // so that a tuned problem's first call waits for no fit, and decides as every later call does.
+  // A tuned result (the problem's, or its twin's) carries both times, measured on its problem.
+  bool vendor_measured = !s.time_predicted && s.vendor_ms.has_value();
+  // Its cuBLAS time is its own tune's, which can come out slow: cuBLAS is as fast as it was ever measured
+  // on this GPU model. The sources tell that time without the model where they can, so that a tuned
+  // problem's first call waits for no fit, and decides as every later call does.
   std::optional<double> recorded;
-  if (vendor_measured && recorded_vendor_ms(problem, recorded)) {
+  if (vendor_measured && recorded_vendor_ms(s.tuned_problem.value_or(problem), recorded)) {
     if (recorded && *recorded < *s.vendor_ms) s.vendor_ms = recorded;
   } else {
     const model::Prediction v = model()->vendor.predict(problem);
@@ -222,6 +243,8 @@ Selection Selector::select(const KernelProblem& problem) const {
       return with_vendor_check(std::move(*better), problem);
     return with_vendor_check(std::move(*found), problem);
   }
+  if (std::optional<Selection> twin = twin_result(problem))
+    return with_vendor_check(std::move(*twin), problem);
   Selection s = ranked(problem);
   if (!s.choice && !(options_.vendor && vendor_serves(problem))) {
     std::string minimums;

@@ -1,6 +1,7 @@
 // Problem -> kernel, the serving journey's choice: the problem's own tuned result on this GPU model (the
-// user's database, then the shipped results); else the portfolio ranked by the performance model; and
-// cuBLAS in either case where it is measured or predicted faster by more than a margin. Every config is
+// user's database, then the shipped results); else, for a 16-bit problem, its twin's in the other 16-bit
+// type; else the portfolio ranked by the performance model; and cuBLAS in any case where it is measured or
+// predicted faster by more than a margin. Every config is
 // re-checked against its manifest for the asked problem and device. Needs no GPU: the device may carry
 // nominal limits.
 #pragma once
@@ -72,11 +73,17 @@ class Selector {
     CheckedConfig config;
     std::string source;  ///< the source's label
   };
-  /// The first of `source`'s exact results of the problem for GPU model `model` whose config passes its
-  /// manifest's checks for the problem on this device: the result that GPU model serves from that source.
+  /// The first of `source`'s exact results of `tuned` for GPU model `model` whose config passes its
+  /// manifest's checks for `problem` on this device: the result that GPU model serves from that source
+  /// (`tuned` is `problem` itself, or its sixteen_bit_twin).
   std::optional<Servable> first_servable(ResultSource& source, const DeviceInfo& model,
-                                         const KernelProblem& problem) const;
+                                         const KernelProblem& tuned, const KernelProblem& problem) const;
   std::optional<Selection> exact(const KernelProblem& problem) const;
+  /// An untuned 16-bit problem whose twin in the other 16-bit type is tuned on this GPU model: the twin's
+  /// result, its config, its time and its cuBLAS time, measured there. Both types run at one speed within a
+  /// few percent, kernels and cuBLAS alike, while the model's predictions for a problem nobody tuned are off
+  /// by more (an H200's FP16 16x4096x14336 nt: 0.0367 ms predicted, 0.0503 run).
+  std::optional<Selection> twin_result(const KernelProblem& problem) const;
   /// The problem's result on another GPU model of this architecture and SM count (an H100's for an H200),
   /// scaled to this device by the model, where it beats this GPU model's own result `own` by
   /// kElsewhereFactor: this model's tune missed what the other found (a template tuned since, or one whose

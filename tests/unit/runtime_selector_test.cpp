@@ -406,6 +406,48 @@ bool tensor_core_template(const KernelTemplate& t) {
          t.manifest.name() == "gemm_tma";
 }
 
+// `p` in the types `type` names ("bf16", "f16>f32"); an FP32 C aligned to 4 floats at most.
+KernelProblem typed(const char* type, KernelProblem p) {
+  parse_type_name(type, p.dtype, p.c_dtype);
+  if (p.c_dtype == Dtype::kF32) p.align_c = std::min(p.align_c, 4);
+  return p;
+}
+
+// A 16-bit problem nobody tuned whose twin in the other 16-bit type is tuned serves the twin's config, with
+// both of the twin's measured times (cuBLAS's included), not the model's predictions; C's type must match.
+TEST_F(RuntimeSelector, AnUntunedSixteenBitProblemServesItsTwinsTunedResult) {
+  const Config tuned = seed(0, {}, "hgemm_mma");
+  const KernelProblem shape = problem(2048, 2048, 2048, "nt", 8, 8, 8);
+  database_.with([&](db::Database& d) {
+    record(d, h100_, typed("bf16", shape), tuned, 0.050, 0.060);
+    record(d, h100_, typed("f16>f32", shape), tuned, 0.070, 0.060);  // cuBLAS faster by 14%
+  });
+  const Selection s = select(h100_card_, typed("f16", shape));
+  EXPECT_EQ(s.level, PlanLevel::kModel) << s.basis;
+  ASSERT_TRUE(s.choice && s.time_ms && s.vendor_ms && s.tuned_problem);
+  EXPECT_EQ(s.choice->config, tuned);
+  EXPECT_EQ(*s.tuned_problem, typed("bf16", shape));
+  EXPECT_FALSE(s.time_predicted);
+  EXPECT_DOUBLE_EQ(*s.time_ms, 0.050);
+  EXPECT_DOUBLE_EQ(*s.vendor_ms, 0.060);
+  EXPECT_NE(s.basis.find("bf16 twin"), std::string::npos) << s.basis;
+
+  // An FP32 C: the twin of bf16>f32 is f16>f32, whose cuBLAS measured faster serves.
+  const Selection wide = select(h100_card_, typed("bf16>f32", shape));
+  EXPECT_EQ(wide.level, PlanLevel::kVendor) << wide.basis;
+  EXPECT_NE(wide.basis.find("cuBLAS measured"), std::string::npos) << wide.basis;
+  ASSERT_TRUE(wide.tuned_problem);
+  EXPECT_EQ(*wide.tuned_problem, typed("f16>f32", shape));
+
+  // The problem's own result comes first, and a twin of another C type or layout is no twin.
+  database_.with(
+      [&](db::Database& d) { record(d, h100_, typed("f16", shape), seed(1, {}, "hgemm_mma"), 0.045, 0.06); });
+  EXPECT_EQ(select(h100_card_, typed("f16", shape)).level, PlanLevel::kExact);
+  const Selection other_c = select(h100_card_, typed("f16>f32", problem(2048, 2048, 2048, "nn", 8, 8, 4)));
+  EXPECT_TRUE(other_c.time_predicted) << other_c.basis;
+  EXPECT_FALSE(sixteen_bit_twin(problem(2048, 2048, 2048)).has_value()) << "FP32 has no twin";
+}
+
 TEST_F(RuntimeSelector, SixteenBitProblemsOfEveryAlignmentAndShapeGetAValidTensorCoreConfig) {
   for (const char* type : {"bf16", "f16>f32"}) {
     for (int align : {1, 2, 4, 8}) {
