@@ -42,6 +42,11 @@ case "$mode" in
     done
     out=${OUT:-/tmp/gemmforge-out}
     mkdir -p "$out"
+    # The full names of the GPU tests that gtest filter $1 selects, one a line.
+    list_gpu_tests() {
+      gemmforge_gpu_tests --gtest_list_tests --gtest_filter="$1" |
+        awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'
+    }
     summary="$out/summary.txt"
     : > "$summary"
     for step in $steps; do
@@ -70,8 +75,7 @@ case "$mode" in
           # --gtest_list_tests lists every test whatever the shard: the K-th of N takes every N-th from the K-th.
           shard_index=0 shards=1
           [ -n "${TEST_SHARD:-}" ] && shard_index=${TEST_SHARD%/*} shards=${TEST_SHARD#*/}
-          gemmforge_gpu_tests --gtest_list_tests --gtest_filter="${TEST_FILTER:-*}" |
-            awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }' | grep -v 'ChildProcessPart$' |
+          list_gpu_tests "${TEST_FILTER:-*}" | grep -v 'ChildProcessPart$' |
             awk -v n="$shards" -v k="$shard_index" '(NR - 1) % n == k' > "$out/tests-each.list"
           gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
           test_timeout=${TEST_TIMEOUT:-300}
@@ -110,12 +114,11 @@ case "$mode" in
           # and TF32 edge shapes took 117 and 123 s under it; its 16-bit ones run 7 to 14 times longer than FP32's
           # under memcheck), so each test runs in a process of its own, RACECHECK_TIMEOUT (480 s) bounding it:
           # a command with a time limit can take them a few at a time through RACECHECK_FILTER.
-          gemmforge_gpu_tests --gtest_list_tests --gtest_filter="${RACECHECK_FILTER:-*HopperTest.EdgeShapesForSanitizer*}" |
-            awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }' > "$out/racecheck.list"
+          list_gpu_tests "${RACECHECK_FILTER:-*HopperTest.EdgeShapesForSanitizer*}" > "$out/racecheck.list"
           while read -r test; do
             log="$out/racecheck.${test##*/}.log"
             timeout "${RACECHECK_TIMEOUT:-480}" compute-sanitizer --tool racecheck --error-exitcode 9 \
-              gemmforge_gpu_tests --gtest_filter="$test" > "$log" 2>&1
+              gemmforge_gpu_tests --gtest_filter="$test" > "$log" 2>&1 < /dev/null  # stdin holds the list
             status=$?
             echo "racecheck $test: exit $status$([ "$status" -eq 124 ] && echo ' (timed out)')" >> "$summary"
             tail -3 "$log"
