@@ -110,17 +110,19 @@ case "$mode" in
           echo "memcheck on edge shapes: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean summaries)" >> "$summary"
           tail -5 "$out/memcheck.log"
           # Shared-memory races of the Hopper templates' stages (wgmma reads what threads, cp.async and TMA
-          # write; mbarriers order the TMA template's stages). Racecheck is slow (on an H200, gemm_tma's FP32
-          # and TF32 edge shapes took 117 and 123 s under it; its 16-bit ones run 7 to 14 times longer than FP32's
-          # under memcheck), so each test runs in a process of its own, RACECHECK_TIMEOUT (480 s) bounding it:
-          # a command with a time limit can take them a few at a time through RACECHECK_FILTER.
-          list_gpu_tests "${RACECHECK_FILTER:-*HopperTest.EdgeShapesForSanitizer*}" > "$out/racecheck.list"
+          # write; mbarriers order the TMA template's stages), on shapes whose K turns every seed's ring of
+          # stages. Racecheck is slow (on an H200 it took gemm_tma's ring shapes 107 to 151 s a type), so each
+          # test runs in a process of its own, RACECHECK_TIMEOUT (480 s) bounding it: a command with a time
+          # limit can take them a few at a time through RACECHECK_FILTER.
+          list_gpu_tests "${RACECHECK_FILTER:-*HopperTest.RingShapesForRacecheck*}" > "$out/racecheck.list"
           while read -r test; do
             log="$out/racecheck.${test##*/}.log"
+            start=$(date +%s)
             timeout "${RACECHECK_TIMEOUT:-480}" compute-sanitizer --tool racecheck --error-exitcode 9 \
               gemmforge_gpu_tests --gtest_filter="$test" > "$log" 2>&1 < /dev/null  # stdin holds the list
             status=$?
-            echo "racecheck $test: exit $status$([ "$status" -eq 124 ] && echo ' (timed out)')" >> "$summary"
+            echo "racecheck $test: exit $status$([ "$status" -eq 124 ] && echo ' (timed out)')" \
+              "in $(($(date +%s) - start)) s" >> "$summary"
             tail -3 "$log"
           done < "$out/racecheck.list"
           set -e

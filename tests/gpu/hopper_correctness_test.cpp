@@ -252,6 +252,20 @@ TEST_P(HopperTest, EdgeShapesForSanitizer) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
+// For racecheck, which runs far slower than memcheck: every seed and K-splitting mode on a ragged shape whose
+// K spans more stages than any seed's ring holds (16 at 16 bits, 32 at 32), so that producers refill stages
+// the consumers handed back and the barriers' phases turn, and on a small one of partial stages; with odd
+// and tight leading dimensions, with beta != 0 and with beta = 0 over a NaN C.
+TEST_P(HopperTest, RingShapesForRacecheck) {
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : sanitizer_cases({{17, 33, 65}, {127, 129, 1000}}))
+    cases.push_back(typed(c, /*any_rows=*/true));
+  int checked = 0, served = 0;
+  const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
+  EXPECT_GT(checked, 0);
+  EXPECT_TRUE(failures.empty()) << failures;
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, HopperTest,
                          ::testing::Values(HopperCase{"gemm_wgmma", "f32"}, HopperCase{"gemm_wgmma", "tf32"},
                                            HopperCase{"gemm_wgmma", "bf16"}, HopperCase{"gemm_wgmma", "f16"},
