@@ -111,9 +111,9 @@ case "$mode" in
           tail -5 "$out/memcheck.log"
           # Shared-memory races of the Hopper templates' stages (wgmma reads what threads, cp.async and TMA
           # write; mbarriers order the TMA template's stages), on shapes whose K turns every seed's ring of
-          # stages. Racecheck is slow (on an H200 it took gemm_tma's ring shapes 107 to 151 s a type), so each
-          # test runs in a process of its own, RACECHECK_TIMEOUT (480 s) bounding it: a command with a time
-          # limit can take them a few at a time through RACECHECK_FILTER.
+          # stages. Racecheck is slow (on an H200 it took gemm_tma's ring shapes 107 to 151 s a type and
+          # gemm_wgmma's 51 to 76 s), so each test runs in a process of its own, RACECHECK_TIMEOUT (480 s)
+          # bounding it: a command with a time limit can take them a few at a time through RACECHECK_FILTER.
           list_gpu_tests "${RACECHECK_FILTER:-*HopperTest.RingShapesForRacecheck*}" > "$out/racecheck.list"
           while read -r test; do
             log="$out/racecheck.${test##*/}.log"
