@@ -138,6 +138,19 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
     const auto fitted = [&](const Config& config, const GemmCase& c) { return runnable(config, c); };
     return check_all(tmpl(), configs, cases, bound(), fitted, checked, &served);
   }
+
+  // The sanitizer tests' cases of `shapes` (odd leading dimensions kept) in the test's type.
+  std::vector<GemmCase> sanitizer_cases_typed(const std::vector<CaseShape>& shapes) const {
+    std::vector<GemmCase> cases;
+    for (const GemmCase& c : sanitizer_cases(shapes)) cases.push_back(typed(c, /*any_rows=*/true));
+    return cases;
+  }
+  void expect_all_match(const std::vector<Config>& configs, const std::vector<GemmCase>& cases) {
+    int checked = 0, served = 0;
+    const std::string failures = run_all(configs, cases, checked, served);
+    EXPECT_GT(checked, 0);
+    EXPECT_TRUE(failures.empty()) << failures;
+  }
 };
 
 TEST_P(HopperTest, SeedsMatchCublasOverTheCorrectnessMatrix) {
@@ -243,32 +256,22 @@ TEST_P(HopperTest, OperandsOfEveryAlignmentMatchCublas) {
 // Small enough to run under compute-sanitizer (memcheck and racecheck): every seed and K-splitting mode on
 // edge shapes with odd leading dimensions, with beta != 0 and with beta = 0 over a NaN C.
 TEST_P(HopperTest, EdgeShapesForSanitizer) {
-  std::vector<GemmCase> cases;
-  for (const GemmCase& c : sanitizer_cases({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}))
-    cases.push_back(typed(c, /*any_rows=*/true));
-  int checked = 0, served = 0;
-  const std::string failures = run_all(seeds_and_variants(), cases, checked, served);
-  EXPECT_GT(checked, 0);
-  EXPECT_TRUE(failures.empty()) << failures;
+  expect_all_match(seeds_and_variants(),
+                   sanitizer_cases_typed({{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {127, 129, 255}}));
 }
 
 // For racecheck, which runs far slower than memcheck: every seed and K-splitting mode on a ragged shape whose
 // K spans more stages than any seed's ring holds (16 at 16 bits, 32 at 32), so that producers refill stages
-// the consumers handed back and the barriers' phases turn, and on a small one of partial stages; with odd
-// and tight leading dimensions, with beta != 0 and with beta = 0 over a NaN C.
+// the consumers handed back and the barriers' phases turn, and on a small one of partial stages; with leading
+// dimensions tight and one element longer, with beta != 0 and with beta = 0 over a NaN C.
 TEST_P(HopperTest, RingShapesForRacecheck) {
   constexpr int64_t kLongK = 1000;
-  std::vector<GemmCase> cases;
-  for (const GemmCase& c : sanitizer_cases({{17, 33, 65}, {127, 129, kLongK}}))
-    cases.push_back(typed(c, /*any_rows=*/true));
+  const std::vector<GemmCase> cases = sanitizer_cases_typed({{17, 33, 65}, {127, 129, kLongK}});
   const std::vector<Config> configs = seeds_and_variants();
   const int64_t long_k_stages = (kLongK * element_bytes(cases.front().dtype) + 127) / 128;  // 128-byte K rows
   for (const Config& config : configs)
     ASSERT_LT(config.at("STAGES"), long_k_stages) << config.key() << ": K must turn its ring of stages";
-  int checked = 0, served = 0;
-  const std::string failures = run_all(configs, cases, checked, served);
-  EXPECT_GT(checked, 0);
-  EXPECT_TRUE(failures.empty()) << failures;
+  expect_all_match(configs, cases);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, HopperTest,
