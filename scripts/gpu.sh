@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds here and runs on a GPU machine that lacks the development packages.
-#   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored)
+#   scripts/gpu.sh stage         build (Release) and copy the binaries into .gpu/ (git-ignored); with
+#                                STAGE_BASE=REV also the templates of revision REV, for the step ab
 #   scripts/gpu.sh run [STEPS]   on the GPU machine: run STEPS from .gpu/ (default: info tests sanitize measure;
-#                                also: tests-each, benches, tune, retune, suite, sass, ...). TEST_SHARD=K/N runs the K-th
+#                                also: tests-each, benches, tune, retune, suite, sass, ab, ...). TEST_SHARD=K/N runs the K-th
 #                                of N shards of the GPU tests (K from 0), so the suite fits commands with a time
 #                                limit; tests-each runs each test in a process of its own, over every GPU at once.
 #                                Past 7 files, what the steps wrote goes into one results.tar.gz beside summary.txt.
@@ -29,6 +30,10 @@ case "$mode" in
     rm -rf "$here/.gpu" && mkdir -p "$here/.gpu/bin"
     cp "$src/build/bin/"* "$src/build/tests/gpu/gemmforge_gpu_tests" "$here/.gpu/bin/"
     strip "$here/.gpu/bin/"* 2>/dev/null || true
+    if [ -n "${STAGE_BASE:-}" ]; then
+      git -C "$here" archive "$STAGE_BASE" templates | tar -x -C "$here/.gpu"
+      mv "$here/.gpu/templates" "$here/.gpu/templates-base"
+    fi
     du -sh "$here/.gpu"
     ;;
   run)
@@ -208,6 +213,44 @@ case "$mode" in
           gemmforge report --db "$out/suite.db" --top 3 > "$out/report.txt"
           rm -f "$out/suite.db-wal" "$out/suite.db-shm"
           tail -18 "$out/bench.log" >> "$summary"
+          ;;
+        ab)
+          # A template change timed against the source before it: the templates `stage` took from STAGE_BASE
+          # against the staged build's own. For each case of AB_CASES ("dtype:layout:MxNxK"; default BF16 nn
+          # 4096^3 and 4103x4105x4104) the config this GPU's model is served from the shipped results, as the
+          # base source serves it (whose results are current), is measured AB_ROUNDS times (3) with each
+          # source in turn, each process timing cuBLAS beside it; ab.txt holds every time, the summary the
+          # means. A source change shows in a few percent at most, within a round's spread: rounds and means.
+          base="$here/.gpu/templates-base"
+          [ -d "$base" ] || { echo "ab: no $base (stage with STAGE_BASE=REV)" >&2; exit 2; }
+          set +e
+          : > "$out/ab.txt"
+          for case in ${AB_CASES:-bf16:nn:4096x4096x4096 bf16:nn:4103x4105x4104}; do
+            IFS=: read -r dtype layout shape <<< "$case"
+            problem=(--dtype "$dtype" --layout "$layout" --shape "$shape")
+            rm -f /tmp/gemmforge-empty.db*
+            served=$(GEMMFORGE_TEMPLATE_DIR="$base" gemmforge query --db /tmp/gemmforge-empty.db "${problem[@]}" \
+              --json | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p["template"] or "", p["config"] or "")')
+            read -r template config <<< "$served"
+            if [ -z "$template" ]; then
+              echo "ab $case: no generated kernel is shipped for it" >> "$summary"
+              continue
+            fi
+            for round in $(seq "${AB_ROUNDS:-3}"); do
+              for source in base staged; do
+                GEMMFORGE_TEMPLATE_DIR=$([ "$source" = base ] && echo "$base") gemmforge measure --template "$template" \
+                  "${problem[@]}" --config "$config" --json |
+                  python3 -c 'import json, sys; m = json.load(sys.stdin); c = m["configs"][0]
+if "time_median_ms" in c: print(sys.argv[1], sys.argv[2], c["time_median_ms"], m["cublas_ms"])
+else: print(sys.argv[1], sys.argv[2], c["outcome"], c.get("reason", ""), file=sys.stderr)' "$case" "$source" |
+                  tee -a "$out/ab.txt"
+              done
+            done
+          done
+          awk '{ key = $1 " " $2; sum[key] += $3; cublas[key] += $4; count[key]++ }
+               END { for (key in sum) printf "ab %s: %.4f ms, cuBLAS %.4f ms (means of %d)\n", key,
+                     sum[key] / count[key], cublas[key] / count[key], count[key] }' "$out/ab.txt" | sort >> "$summary"
+          set -e
           ;;
         sass)
           # Instruction mix of the first seed's cubin, to see what competes with the FFMAs.
