@@ -50,6 +50,24 @@ CLI::Validator one_of(const std::vector<std::string>& allowed) {
       fmt::format("{{{}}}", fmt::join(allowed, ",")));
 }
 
+namespace {
+
+void add_choice_option(CLI::App* cmd, const std::string& name, std::string& value, const std::string& help,
+                       const std::vector<std::string>& allowed) {
+  CLI::Option* option = cmd->add_option(name, value, help)->check(one_of(allowed));
+  if (!value.empty()) option->capture_default_str();
+}
+
+}  // namespace
+
+void add_layout_option(CLI::App* cmd, std::string& layout, const std::string& help) {
+  add_choice_option(cmd, "--layout", layout, help, {"nn", "nt", "tn", "tt"});
+}
+
+void add_order_option(CLI::App* cmd, std::string& order, const std::string& help) {
+  add_choice_option(cmd, "--order", order, help, {"row", "col"});
+}
+
 int exit_status(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::kInvalidArgument:

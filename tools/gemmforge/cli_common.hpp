@@ -73,6 +73,14 @@ std::vector<Command> make_commands(CLI::App& app);
 /// message listing the allowed values.
 CLI::Validator one_of(const std::vector<std::string>& allowed);
 
+/// The help texts of every --layout and --order option, which a command may replace with its own.
+inline constexpr const char* kLayoutHelp = "op(A) op(B): nn, nt, tn or tt";
+inline constexpr const char* kOrderHelp = "Storage order: row or col";
+/// Adds --layout (nn, nt, tn or tt) and --order (row or col) to `cmd`, each rejecting any other value with a
+/// message naming the option; a non-empty value already in `layout` or `order` is shown as its default.
+void add_layout_option(CLI::App* cmd, std::string& layout, const std::string& help = kLayoutHelp);
+void add_order_option(CLI::App* cmd, std::string& order, const std::string& help = kOrderHelp);
+
 /// Parses "4096x4096x4096" (also "4096 4096 4096") into m, n, k, each a size in 1..2147483647
 /// (check_dimension, as the APIs and imports check them); throws InvalidArgumentError.
 void parse_shape(const std::string& text, int64_t& m, int64_t& n, int64_t& k);

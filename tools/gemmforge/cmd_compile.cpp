@@ -271,13 +271,9 @@ Command register_compile(CLI::App& app) {
   cmd->add_option("--arch", o->arch, "Target architecture: sm_80, sm_86, sm_89, sm_90, sm_90a")
       ->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem the config is checked against, MxNxK")->capture_default_str();
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
-      ->capture_default_str()
-      ->check(one_of({"nn", "nt", "tn", "tt"}));
+  add_layout_option(cmd, o->layout);
   cmd->add_option("--dtype", o->dtype, std::string(kDtypeHelp) + "; default: the template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")
-      ->capture_default_str()
-      ->check(one_of({"row", "col"}));
+  add_order_option(cmd, o->order);
   cmd->add_option("-o,--output", o->output, "Write the cubin to this file");
   cmd->add_flag("--log", o->log, "Print the full NVRTC / ptxas log");
   cmd->add_option("--sample", o->sample,

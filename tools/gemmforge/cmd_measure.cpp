@@ -143,13 +143,9 @@ Command register_measure(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("measure", "Verify and time chosen template configs next to cuBLAS");
   cmd->add_option("--template", o->template_name, "Template name")->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem MxNxK")->capture_default_str();
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
-      ->capture_default_str()
-      ->check(one_of({"nn", "nt", "tn", "tt"}));
+  add_layout_option(cmd, o->layout);
   cmd->add_option("--dtype", o->dtype, std::string(kDtypeHelp) + "; default: the template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")
-      ->capture_default_str()
-      ->check(one_of({"row", "col"}));
+  add_order_option(cmd, o->order);
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--config", o->configs, "Config NAME=VALUE,... (repeatable)");
   cmd->add_flag("--seeds", o->seeds, "Measure the manifest's seed configs");

@@ -202,8 +202,8 @@ Command register_query(CLI::App& app) {
       "query",
       "Show what serves a problem (tuned result, model's choice or cuBLAS) and the times behind the choice");
   cmd->add_option("--shape", o->shape, "Problem MxNxK")->required();
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
-  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  add_layout_option(cmd, o->layout);
+  add_order_option(cmd, o->order);
   cmd->add_option("--dtype", o->dtype, kDtypeHelp)->capture_default_str();
   cmd->add_option("--device", o->device, "GPU of this machine: index, UUID or name (default: the first GPU)");
   cmd->add_option(

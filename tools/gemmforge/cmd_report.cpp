@@ -115,12 +115,10 @@ Command register_report(CLI::App& app) {
   cmd->add_flag("--shipped", o->shipped, "Report the results shipped inside gemmforge (db/tuned/)");
   cmd->add_option("--device", o->device, "Only this GPU: UUID or (part of) its name, as recorded");
   cmd->add_option("--shape", o->shapes, "Only problems of this MxNxK (repeatable)");
-  cmd->add_option("--layout", o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
+  add_layout_option(cmd, o->layout, "With --shape: only this layout (nn, nt, tn, tt); default any");
   cmd->add_option("--dtype", o->dtype, std::string("With --shape: the problems' type. ") + kDtypeHelp)
       ->capture_default_str();
-  cmd->add_option("--order", o->order, "With --shape: storage order the shape is given in, row or col")
-      ->capture_default_str()
-      ->check(one_of({"row", "col"}));
+  add_order_option(cmd, o->order, "With --shape: storage order the shape is given in, row or col");
   cmd->add_option("--top", o->top, "Fastest configs shown per problem")->capture_default_str();
   cmd->add_flag("--left-out", o->left_out,
                 "Instead, leave each tuned problem out in turn (those --shape names), fit the performance "

@@ -107,13 +107,9 @@ Command register_space(CLI::App& app) {
       app.add_subcommand("space", "Show a template's parameters, or count its search space for a problem");
   cmd->add_option("--template", o->template_name, "Template name")->capture_default_str();
   cmd->add_option("--shape", o->shape, "Problem MxNxK; without it the manifest is printed");
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")
-      ->capture_default_str()
-      ->check(one_of({"nn", "nt", "tn", "tt"}));
+  add_layout_option(cmd, o->layout);
   cmd->add_option("--dtype", o->dtype, std::string(kDtypeHelp) + "; default: the template's first");
-  cmd->add_option("--order", o->order, "Storage order: row or col")
-      ->capture_default_str()
-      ->check(one_of({"row", "col"}));
+  add_order_option(cmd, o->order);
   cmd->add_option("--device", o->device, "GPU index, UUID or name (default: the first GPU)");
   cmd->add_option("--arch", o->arch,
                   "Use nominal limits of an architecture instead of a GPU (sm_80 ... sm_90a)");

@@ -533,8 +533,8 @@ Command register_tune(CLI::App& app) {
   cmd->add_option("--shape", o->shapes, "Problem MxNxK (repeatable)");
   cmd->add_option("--shapes", o->shapes_file,
                   "File of shapes: one \"M N K [layout] [order]\" per line, # starts a comment");
-  cmd->add_option("--layout", o->layout, "op(A) op(B): nn, nt, tn or tt")->capture_default_str();
-  cmd->add_option("--order", o->order, "Storage order: row or col")->capture_default_str();
+  add_layout_option(cmd, o->layout);
+  add_order_option(cmd, o->order);
   cmd->add_option("--dtype", o->dtype,
                   std::string(kDtypeHelp) + "; verified against cuBLAS GemmEx with FP32 accumulation")
       ->capture_default_str();
