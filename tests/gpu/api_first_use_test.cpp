@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -16,29 +15,12 @@
 #include "gemm_harness.hpp"
 #include "gemmforge/gemmforge.hpp"
 #include "gpu_fixture.hpp"
+#include "support/scoped_env.hpp"
 
 namespace gemmforge::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Unsets an environment variable while it lives, so the test's options decide.
-class EnvUnset {
- public:
-  explicit EnvUnset(const char* name) : name_(name) {
-    if (const char* value = std::getenv(name)) old_ = value;
-    unsetenv(name);
-  }
-  ~EnvUnset() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-  }
-  EnvUnset(const EnvUnset&) = delete;
-  EnvUnset& operator=(const EnvUnset&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -94,8 +76,9 @@ class ApiFirstUse : public GpuTest {
 
   void served_at_once_then_tuned(const GemmCase& c);
 
-  EnvUnset on_{"GEMMFORGE_TUNE_AT_FIRST_USE"};
-  EnvUnset budget_{"GEMMFORGE_TUNE_BUDGET"};
+  // Unset while the test runs, so that its options decide.
+  test_support::ScopedEnv on_{"GEMMFORGE_TUNE_AT_FIRST_USE", nullptr};
+  test_support::ScopedEnv budget_{"GEMMFORGE_TUNE_BUDGET", nullptr};
   TempDatabase database_;
 };
 

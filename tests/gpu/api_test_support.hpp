@@ -16,6 +16,7 @@
 #include "db/database.hpp"
 #include "gemmforge/gemmforge.h"
 #include "rtc/compiler.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_folder.hpp"
 
 namespace gemmforge::testing {
@@ -54,11 +55,7 @@ inline void record_tuned(const std::string& database_path, const KernelProblem& 
 
 /// GEMMFORGE_VENDOR=0 while it lives: a handle created meanwhile serves generated kernels only.
 class VendorOff {
- public:
-  VendorOff() { setenv("GEMMFORGE_VENDOR", "0", 1); }
-  ~VendorOff() { unsetenv("GEMMFORGE_VENDOR"); }
-  VendorOff(const VendorOff&) = delete;
-  VendorOff& operator=(const VendorOff&) = delete;
+  test_support::ScopedEnv vendor_{"GEMMFORGE_VENDOR", "0"};
 };
 
 /// Seed `index` of a template with some parameters changed.

@@ -20,6 +20,7 @@
 #include "rtc/utility_kernels.hpp"
 #include "search_fixtures.hpp"
 #include "support/sass.hpp"
+#include "support/scoped_env.hpp"
 
 namespace gemmforge::rtc {
 namespace {
@@ -234,15 +235,10 @@ TEST(Nvrtc, PhaseTimesComeFromNvrtcsOwnTable) {
   // Without the request, no table and no option.
   EXPECT_TRUE(compile(spec.request(TemplateLibrary::instance())).phases.empty());
   // Where no table can be written, the kernel compiles untimed.
-  const char* old_tmpdir = std::getenv("TMPDIR");
-  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
-  ::setenv("TMPDIR", "/nonexistent/gemmforge-test", 1);
-  const CompileResult untimed = compile(request);
-  if (old_tmpdir != nullptr) {
-    ::setenv("TMPDIR", saved.c_str(), 1);
-  } else {
-    ::unsetenv("TMPDIR");
-  }
+  const CompileResult untimed = [&] {
+    const test_support::ScopedEnv no_tmpdir("TMPDIR", "/nonexistent/gemmforge-test");
+    return compile(request);
+  }();
   EXPECT_TRUE(untimed.ok) << untimed.log;
   EXPECT_TRUE(untimed.phases.empty());
 }

@@ -2,6 +2,7 @@
 // resume, cubins, misses, transactions and two processes writing one file.
 #include "db/database.hpp"
 #include "support/db_records.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_folder.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -21,8 +22,8 @@
 namespace gemmforge::db {
 namespace {
 
-// A fresh folder under the test temp dir, removed with everything in it.
 using test_support::recorded_gpu;
+using test_support::ScopedEnv;
 using test_support::simt_trial;
 using test_support::TempFolder;
 
@@ -181,52 +182,28 @@ TEST(DbDatabase, EmptyFileBecomesADatabase) {
   EXPECT_EQ(Database::open(path).schema_version(), builtin_migrations().back().version);
 }
 
-// Sets an environment variable (or unsets it, for nullptr) for the life of the object.
-class EnvOverride {
- public:
-  EnvOverride(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~EnvOverride() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST(DbDatabase, DefaultPathFollowsGemmforgeDbThenXdgCacheThenHome) {
   {
-    EnvOverride db("GEMMFORGE_DB", "/data/mine.db");
-    EnvOverride xdg("XDG_CACHE_HOME", "/xdg");
+    const ScopedEnv db("GEMMFORGE_DB", "/data/mine.db");
+    const ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
     EXPECT_EQ(Database::default_path(), "/data/mine.db");
   }
   {
-    EnvOverride db("GEMMFORGE_DB", nullptr);
-    EnvOverride xdg("XDG_CACHE_HOME", "/xdg");
-    EnvOverride home("HOME", "/home/me");
+    const ScopedEnv db("GEMMFORGE_DB", nullptr);
+    const ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    const ScopedEnv home("HOME", "/home/me");
     EXPECT_EQ(Database::default_path(), "/xdg/gemmforge/gemmforge.db");
   }
   {
-    EnvOverride db("GEMMFORGE_DB", nullptr);
-    EnvOverride xdg("XDG_CACHE_HOME", nullptr);
-    EnvOverride home("HOME", "/home/me");
+    const ScopedEnv db("GEMMFORGE_DB", nullptr);
+    const ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    const ScopedEnv home("HOME", "/home/me");
     EXPECT_EQ(Database::default_path(), "/home/me/.cache/gemmforge/gemmforge.db");
   }
   {
-    EnvOverride db("GEMMFORGE_DB", nullptr);
-    EnvOverride xdg("XDG_CACHE_HOME", nullptr);
-    EnvOverride home("HOME", nullptr);
+    const ScopedEnv db("GEMMFORGE_DB", nullptr);
+    const ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    const ScopedEnv home("HOME", nullptr);
     EXPECT_THROW(Database::default_path(), DatabaseError);
   }
 }

@@ -15,6 +15,7 @@
 #include "runtime/tuned_source.hpp"
 #include "runtime_test_support.hpp"
 #include "support/folder_snapshot.hpp"
+#include "support/scoped_env.hpp"
 #include "support/unprivileged.hpp"
 
 namespace gemmforge::testing {
@@ -25,28 +26,7 @@ using runtime::DatabaseLayers;
 using runtime::Selection;
 using runtime::Selector;
 using runtime::TunedSource;
-
-// Sets an environment variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test_support::ScopedEnv;
 
 constexpr fs::perms kReadOnly = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
 

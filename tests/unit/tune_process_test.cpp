@@ -20,6 +20,7 @@
 #include "gemmforge/error.hpp"
 #include "runtime/first_use_tuner.hpp"
 #include "support/polling.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_folder.hpp"
 #include "support/tune_problem.hpp"
 #include "tuner/child_process.hpp"
@@ -31,6 +32,7 @@ using Clock = std::chrono::steady_clock;
 using Status = TuneOutcome::Status;
 
 using test_support::problem;
+using test_support::ScopedEnv;
 using test_support::wait_until;
 
 // Runs a child with its output wired to this process to its end, keeping its stdout.
@@ -121,8 +123,8 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
       }(),
   };
   // As in an application started by srun as rank 1 of 4: the tune still takes its one problem.
-  ::setenv("SLURM_PROCID", "1", 1);
-  ::setenv("SLURM_NTASKS", "4", 1);
+  const ScopedEnv rank("SLURM_PROCID", "1");
+  const ScopedEnv ranks("SLURM_NTASKS", "4");
   for (const KernelProblem& p : problems) {
     const Config first = TemplateLibrary::instance().get("sgemm_simt").manifest.seeds().front();
     std::vector<std::string> argv = tune_arguments(command, p, {first});
@@ -140,8 +142,6 @@ TEST(TuneCommandLine, StatesTheProblemExactlyAsTheToolReadsIt) {
     EXPECT_TRUE(ran.status.ok()) << line << ": " << ran.status.describe();
     EXPECT_EQ(ran.out, p.to_string() + "\n") << line;
   }
-  ::unsetenv("SLURM_PROCID");
-  ::unsetenv("SLURM_NTASKS");
 }
 
 TEST(TuneProcess, AFailureIsExplainedByTheLastLinesOnStderr) {
@@ -193,32 +193,6 @@ TEST(TuneProcess, TheToolRefusingTheDeviceFailsTheTuneWithItsReason) {
   EXPECT_NE(outcome.detail.find("gemmforge tune exited with code"), std::string::npos) << outcome.detail;
   EXPECT_NE(outcome.detail.find("gemmforge: "), std::string::npos) << outcome.detail;
 }
-
-// Sets an environment variable while it lives.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(FirstUseSettings, TheEnvironmentTurnsTuningOnOrOffAndSetsTheBudget) {
   RuntimeOptions options;

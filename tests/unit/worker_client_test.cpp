@@ -9,6 +9,7 @@
 
 #include "core/template_library.hpp"
 #include "gemmforge/error.hpp"
+#include "support/scoped_env.hpp"
 
 namespace gemmforge::tuner {
 namespace {
@@ -183,14 +184,16 @@ TEST(WorkerExecutable, MissingOrWrongPathsAreReportedWithWhatToDo) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/gemmforge-worker"), std::string::npos) << e.what();
   }
 
-  ::setenv("GEMMFORGE_WORKER", "/nonexistent/worker", 1);
-  try {
-    find_worker_executable();
-    ADD_FAILURE() << "a GEMMFORGE_WORKER that does not exist was accepted";
-  } catch (const NotFoundError& e) {
-    EXPECT_NE(std::string(e.what()).find("GEMMFORGE_WORKER"), std::string::npos) << e.what();
+  {
+    const test_support::ScopedEnv missing("GEMMFORGE_WORKER", "/nonexistent/worker");
+    try {
+      find_worker_executable();
+      ADD_FAILURE() << "a GEMMFORGE_WORKER that does not exist was accepted";
+    } catch (const NotFoundError& e) {
+      EXPECT_NE(std::string(e.what()).find("GEMMFORGE_WORKER"), std::string::npos) << e.what();
+    }
   }
-  ::unsetenv("GEMMFORGE_WORKER");
+  const test_support::ScopedEnv unset("GEMMFORGE_WORKER", nullptr);
   EXPECT_NE(find_worker_executable().find("gemmforge-worker"), std::string::npos);
 }
 
