@@ -217,8 +217,9 @@ case "$mode" in
         ab)
           # A template change timed against the source before it: the templates `stage` took from STAGE_BASE
           # against the staged build's own. For each case of AB_CASES ("dtype:layout:MxNxK"; default BF16 nn
-          # 4096^3 and 4103x4105x4104) the config this GPU's model is served from the shipped results, as the
-          # base source serves it (whose results are current), is measured AB_ROUNDS times (3) with each
+          # 4096^3 and 4103x4105x4104) the generated kernel this GPU's model is served from the shipped
+          # results (--no-vendor: where cuBLAS serves, the fastest generated one), as the base source serves
+          # it (whose results are current; no user database), is measured AB_ROUNDS times (3) with each
           # source in turn, each process timing cuBLAS beside it; ab.txt holds every time, the summary the
           # means. A source change shows in a few percent at most, within a round's spread: rounds and means.
           base="$here/.gpu/templates-base"
@@ -229,8 +230,8 @@ case "$mode" in
             IFS=: read -r dtype layout shape <<< "$case"
             problem=(--dtype "$dtype" --layout "$layout" --shape "$shape")
             rm -f /tmp/gemmforge-empty.db*
-            served=$(GEMMFORGE_TEMPLATE_DIR="$base" gemmforge query --db /tmp/gemmforge-empty.db "${problem[@]}" \
-              --json | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p["template"] or "", p["config"] or "")')
+            served=$(GEMMFORGE_DB=/tmp/gemmforge-empty.db GEMMFORGE_TEMPLATE_DIR="$base" gemmforge query \
+              "${problem[@]}" --no-vendor --json | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p["template"] or "", p["config"] or "")')
             read -r template config <<< "$served"
             if [ -z "$template" ]; then
               echo "ab $case: no generated kernel is shipped for it" >> "$summary"
