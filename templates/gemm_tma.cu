@@ -220,6 +220,18 @@ __device__ __forceinline__ void pass_turn(int team) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(2 - team), "n"(2 * kTeamThreads) : "memory");
 }
 
+// Lane 0's `value`, in every lane. ptxas keeps a value in uniform registers, worked by the warp's scalar
+// datapath, only where it can tell that every lane holds the same, and only in code every lane runs
+// together: it cannot tell so of the warpgroup's index (a quotient of threadIdx), of counts carried through
+// the tile walk, or of a team vote, but it can of what one lane gave; and a loop whose trip count differs
+// between lanes anywhere in the tile walk (the epilogues' loops run a fixed count, their lanes predicated)
+// makes it give up on all of it. The main loop, from the warpgroup's index and the tile's first ring
+// position taken so, then keeps its stage and phase, barrier addresses and wgmma descriptors there: at BF16
+// 128 x 256 tiles its 82 SASS instructions a stage, the 4 HGMMA among them, became 54, 7 of them vector ALU.
+__device__ __forceinline__ int warp_uniform(int value) {
+  return __shfl_sync(0xffffffffu, value, 0);
+}
+
 // Parallel split-K: the team's consumers (the producer takes no part) meet at named barrier 3, and learn
 // whether any of them saw `value`.
 constexpr int kSliceBarrier = 3;
@@ -654,7 +666,7 @@ __device__ __forceinline__ bool sum_slices_in_team(const GemmArgs& args, int til
   team_sync();
   bool last = false;
   if (threadIdx.x == kProducerThreads) last = atomicAdd(args.semaphores + tile, 1) == args.split_k - 1;
-  if (!team_any(last)) return false;
+  if (!warp_uniform(team_any(last))) return false;
   __threadfence();
   take_partials(args, first, args.split_k, false, result);
   if (threadIdx.x == kProducerThreads) args.semaphores[tile] = 0;  // ready for the next launch
@@ -670,9 +682,21 @@ __device__ __forceinline__ void fold(float (&sums)[kTilesN][4], const float (&ac
   }
 }
 
+// A position in the ring of stages: its stage and the parity of the phase that fills it.
+struct RingPosition {
+  int stage;
+  unsigned phase;
+
+  __device__ __forceinline__ explicit RingPosition(int use)
+      : stage(use % STAGES), phase((use / STAGES) & 1) {}
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) stage = 0, phase ^= 1;
+  }
+};
+
 __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& maps, const char* smem,
                                         unsigned long long* full, unsigned long long* empty, char* staging) {
-  const int consumer = static_cast<int>(threadIdx.x) / 128 - PRODUCERS;
+  const int consumer = warp_uniform(static_cast<int>(threadIdx.x) / 128) - PRODUCERS;
   const Staging own{staging + consumer * kGroupStagingBytes, 4 + consumer};
   const int team = consumer / kConsumers;
   const int wg_m = consumer % kConsumers % WGM;
@@ -698,18 +722,21 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       return;
     }
     if (PINGPONG && index > 0) await_turn(team);
-    for (int kt = 0; kt < stages; ++kt, ++use) {
-      const int stage = use % STAGES;
-      gf::mbarrier_wait(full + stage, (use / STAGES) & 1);
+    RingPosition position(warp_uniform(use));
+    int previous = 0;  // the stage before this one
+    const int count = warp_uniform(stages);
+    for (int kt = 0; kt < count; ++kt, previous = position.stage, position.advance()) {
+      const int stage = position.stage;
+      gf::mbarrier_wait(full + stage, position.phase);
       if constexpr (RS_A) {
         issue_stage_rs(smem, stage_zero, stage, wg_m, fragment_offsets, kt == 0, acc, frags, [&] {
-          if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+          if (kt > 0 && lane == 0) leave_stage(empty + previous);
         });
       } else {
         issue_stage(stage_zero, stage, FOLD ? kt % FOLD == 0 : kt == 0, acc);
         // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
         gf::wgmma_wait<1>();
-        if (kt > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+        if (kt > 0 && lane == 0) leave_stage(empty + previous);
       }
       if constexpr (FOLD > 0) {
         if ((kt + 1) % FOLD == 0 || kt + 1 == stages) {
@@ -719,11 +746,12 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
         }
       }
     }
+    use += stages;
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
     if constexpr (RS_A) gf::fence_fragment(frags[0]), gf::fence_fragment(frags[1]);
     gf::fence_accumulators(acc);
-    if (stages > 0 && lane == 0) leave_stage(empty + (use - 1) % STAGES);
+    if (stages > 0 && lane == 0) leave_stage(empty + previous);
     float(&result)[kTilesN][4] = FOLD ? sums : acc;
     if (stages == 0) {
 #pragma unroll

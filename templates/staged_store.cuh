@@ -245,7 +245,10 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
       if (col + kChunk <= width) {
         *reinterpret_cast<uint4*>(row + col) = make_uint4(v[0], v[1], v[2], v[3]);
       } else {
-        for (int i = 0; i < kChunk && col + i < width; ++i) row[col + i] = packed_element(staged, first + i);
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) {
+          if (col + i < width) row[col + i] = packed_element(staged, first + i);
+        }
       }
     }
   }
@@ -295,9 +298,10 @@ __device__ __forceinline__ void store_staged_realigned(typename OutputAccess<Out
       const int past = static_cast<int>(reinterpret_cast<unsigned long long>(row) / Out::kBytes % kChunk);
       const int lead = past == 0 ? 0 : kChunk - past;
       if (pass == 0) {
-        for (int i = lane_vector; i < lead; i += kLanesPerRow) {
+#pragma unroll
+        for (int i = lane_vector; i < kChunk; i += kLanesPerRow) {
           const float value[1] = {staged[i]};
-          write_vector<Out, 1>(row, i, width, mode, value);
+          if (i < lead) write_vector<Out, 1>(row, i, width, mode, value);
         }
       }
       const int first = lead + kChunk * lane_vector;  // the lane's vector, from the pass's first column
