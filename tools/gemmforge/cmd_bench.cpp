@@ -27,6 +27,7 @@
 #include "core/dtype.hpp"
 #include "core/statistics.hpp"
 #include "cuda/check.hpp"
+#include "cuda/clock_sampler.hpp"
 #include "cuda/cublas_handle.hpp"
 #include "cuda/device.hpp"
 #include "cuda/device_buffer.hpp"
@@ -89,6 +90,8 @@ struct BenchRow {
   tuner::Timing floor;  ///< reading A and B and writing C once (UtilityKernels::stream_floor)
   rtc::Comparison served_check;
   rtc::Comparison generated_check;
+  /// The mean SM clock over the generated kernel's and cuBLAS's turns, where NVML could sample it.
+  std::optional<double> generated_mhz, cublas_mhz;
   double flops = 0;
   double tflops(const tuner::Timing& t) const { return flops / t.median_ms / 1e9; }
   double served_ratio() const { return cublas.median_ms / served.median_ms; }
@@ -189,7 +192,11 @@ RuntimeOptions runtime_options(const BenchOptions& o, int ordinal, bool vendor) 
   return options;
 }
 
-std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProblem>& problems, int ordinal) {
+std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProblem>& problems,
+                              const DeviceInfo& device, int ordinal) {
+  // The clocks each contender ran at: on a power-limited GPU a kernel that draws more runs slower.
+  const cuda::ClockSampler clocks(device.uuid);
+  if (!clocks.sampling() && !o.json) fmt::print(stderr, "SM clocks not shown: {}\n", clocks.reason());
   Runtime served(runtime_options(o, ordinal, !o.no_vendor));
   Runtime generated(runtime_options(o, ordinal, false));
   cuda::Stream stream;
@@ -254,6 +261,12 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     struct Contender {
       std::function<void(cudaStream_t)> launch;
       std::vector<double> ms;
+      double mhz_sum = 0;  ///< the SM clock's samples over the contender's turns
+      size_t mhz_samples = 0;
+      std::optional<double> mean_mhz() const {
+        if (mhz_samples == 0) return std::nullopt;
+        return mhz_sum / static_cast<double>(mhz_samples);
+      }
     };
     std::vector<Contender> contenders;
     contenders.push_back({[&](cudaStream_t s) { run(served, s); }, {}});
@@ -263,11 +276,18 @@ std::vector<BenchRow> measure(const BenchOptions& o, const std::vector<BenchProb
     for (size_t round = 0; round < contenders.size(); ++round) {
       for (size_t place = 0; place < contenders.size(); ++place) {
         Contender& c = contenders[(round + place) % contenders.size()];
+        const auto start = cuda::SampleClock::now();
         c.ms.push_back(tuner::time_launches(c.launch, stream.get(), turn, flusher).median_ms);
+        if (const auto clock = clocks.between(start, cuda::SampleClock::now())) {
+          c.mhz_sum += clock->sm_mhz * static_cast<double>(clock->samples);
+          c.mhz_samples += clock->samples;
+        }
       }
     }
     row.served.median_ms = median(contenders.front().ms);
     row.cublas.median_ms = median(contenders.back().ms);
+    row.generated_mhz = contenders[row.vendor() ? 1 : 0].mean_mhz();
+    row.cublas_mhz = contenders.back().mean_mhz();
     row.floor = tuner::time_launches(
         [&](cudaStream_t s) {
           utilities.stream_floor(call.a, operands.a.bytes(), call.b, operands.b.bytes(), call.c,
@@ -310,6 +330,15 @@ Summary summarize(const std::vector<BenchRow>& rows) {
   return s;
 }
 
+nlohmann::json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// A mean clock in a column of the table or the CSV: "-" or nothing where NVML could not sample it.
+std::string format_mhz(const std::optional<double>& mhz, const char* missing) {
+  return mhz ? fmt::format("{:.0f}", *mhz) : std::string(missing);
+}
+
 nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const std::vector<BenchRow>& rows,
                        const Summary& summary) {
   nlohmann::json list = nlohmann::json::array();
@@ -332,6 +361,8 @@ nlohmann::json to_json(const DeviceInfo& device, const BenchOptions& o, const st
          {"floor_ms", r.floor.median_ms},
          {"ratio_ceiling", r.ratio_ceiling()},
          {"rel_error", r.generated_check.rel_error},
+         {"generated_sm_mhz", optional_json(r.generated_mhz)},
+         {"cublas_sm_mhz", optional_json(r.cublas_mhz)},
          {"correct", r.served_check.passes(o.error_bound) && r.generated_check.passes(o.error_bound)}});
   }
   return {{"device", device.name},
@@ -352,20 +383,22 @@ void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, co
       "gemmforge's own kernel\n");
   fmt::print(
       "floor: reading A and B and writing C once at the device's streaming rate, timed the same way; "
-      "ceiling: cuBLAS's time over the floor, the most any kernel can be faster than cuBLAS\n");
-  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "problem",
-             "level", "served by", "served", "generated", "cuBLAS", "gen ms", "floor ms", "served", "gen",
-             "ceiling", "rel.err");
-  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "", "", "",
-             "TFLOP/s", "TFLOP/s", "TFLOP/s", "", "", "ratio", "ratio", "", "");
+      "ceiling: cuBLAS's time over the floor, the most any kernel can be faster than cuBLAS; SM MHz: the "
+      "mean SM clock over the generated kernel's and cuBLAS's turns\n");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>6} {:>6} {:>9}\n",
+             "problem", "level", "served by", "served", "generated", "cuBLAS", "gen ms", "floor ms", "served",
+             "gen", "ceiling", "gen", "cuBLAS", "rel.err");
+  fmt::print("{:<28} {:<7} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>6} {:>6} {:>9}\n", "",
+             "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s", "", "", "ratio", "ratio", "", "SM MHz", "SM MHz", "");
   for (const BenchRow& r : rows) {
     const bool correct = r.served_check.passes(error_bound) && r.generated_check.passes(error_bound);
     fmt::print(
-        "{:<28} {:<7} {:<13} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f} {:>8.2f} "
-        "{:>9.2e}{}\n",
+        "{:<28} {:<7} {:<13} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f} {:>8.2f} {:>6} "
+        "{:>6} {:>9.2e}{}\n",
         r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name, r.tflops(r.served),
         r.tflops(r.generated), r.tflops(r.cublas), r.generated.median_ms, r.floor.median_ms, r.served_ratio(),
-        r.generated_ratio(), r.ratio_ceiling(), r.generated_check.rel_error, correct ? "" : "  WRONG");
+        r.generated_ratio(), r.ratio_ceiling(), format_mhz(r.generated_mhz, "-"),
+        format_mhz(r.cublas_mhz, "-"), r.generated_check.rel_error, correct ? "" : "  WRONG");
   }
   fmt::print(
       "geometric mean over {} problem(s): served {:.3f} ({} served by cuBLAS), generated kernels only "
@@ -381,14 +414,17 @@ void print_table(const DeviceInfo& device, const std::vector<BenchRow>& rows, co
 void write_csv(const std::string& path, const std::vector<BenchRow>& rows) {
   std::ofstream out(path);
   out << "problem,level,served_by,served_ms,served_tflops,served_ratio,template,config,generated_ms,"
-         "generated_tflops,generated_ratio,cublas_ms,cublas_tflops,rel_error,floor_ms,ratio_ceiling\n";
+         "generated_tflops,generated_ratio,cublas_ms,cublas_tflops,rel_error,floor_ms,ratio_ceiling,"
+         "generated_sm_mhz,cublas_sm_mhz\n";
   for (const BenchRow& r : rows) {
     out << fmt::format(
-        "{},{},{},{:.6f},{:.3f},{:.4f},{},\"{}\",{:.6f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3e},{:.6f},{:.3f}\n",
+        "{},{},{},{:.6f},{:.3f},{:.4f},{},\"{}\",{:.6f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3e},{:.6f},{:.3f},"
+        "{},{}\n",
         r.shape, to_string(r.plan.level), r.vendor() ? "cuBLAS" : r.plan.template_name, r.served.median_ms,
         r.tflops(r.served), r.served_ratio(), r.generated_plan.template_name, r.generated_plan.config,
         r.generated.median_ms, r.tflops(r.generated), r.generated_ratio(), r.cublas.median_ms,
-        r.tflops(r.cublas), r.generated_check.rel_error, r.floor.median_ms, r.ratio_ceiling());
+        r.tflops(r.cublas), r.generated_check.rel_error, r.floor.median_ms, r.ratio_ceiling(),
+        format_mhz(r.generated_mhz, ""), format_mhz(r.cublas_mhz, ""));
   }
   if (!out) throw InvalidArgumentError(fmt::format("cannot write '{}'", path));
 }
@@ -780,7 +816,7 @@ int run_bench(const BenchOptions& given) {
   if (o.first_use) return run_first_use(o, problems, ordinal, device);
   if (o.tune_missing) tune_missing(o, problems, ordinal);
 
-  const std::vector<BenchRow> rows = measure(o, problems, ordinal);
+  const std::vector<BenchRow> rows = measure(o, problems, device, ordinal);
   const Summary summary = summarize(rows);
   if (o.json) {
     fmt::print("{}\n", to_json(device, o, rows, summary).dump(2));

@@ -1,0 +1,104 @@
+// NVML's few entry points that the sampler needs, declared here (their C ABI is stable; the toolkit ships
+// no NVML header) and resolved from the driver's library at run time.
+#include "cuda/clock_sampler.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace gemmforge::cuda {
+
+std::optional<MeanClock> mean_clock(const std::vector<ClockSample>& samples, SampleClock::time_point start,
+                                    SampleClock::time_point end) {
+  double sum = 0;
+  size_t count = 0;
+  for (const ClockSample& s : samples) {
+    if (s.at < start || s.at > end) continue;
+    sum += s.sm_mhz;
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  return MeanClock{sum / static_cast<double>(count), count};
+}
+
+struct ClockSampler::Nvml {
+  using Device = void*;
+  using Init = int (*)();
+  using Shutdown = int (*)();
+  using HandleByUuid = int (*)(const char*, Device*);
+  using ClockInfo = int (*)(Device, int, unsigned*);
+  static constexpr int kSuccess = 0;
+  static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
+
+  void* library = nullptr;
+  Shutdown shutdown = nullptr;
+  ClockInfo clock_info = nullptr;
+  Device device = nullptr;
+
+  ~Nvml() {
+    if (shutdown != nullptr) shutdown();
+    if (library != nullptr) dlclose(library);
+  }
+};
+
+ClockSampler::ClockSampler(const std::string& uuid, std::chrono::microseconds period) {
+  auto nvml = std::make_unique<Nvml>();
+  nvml->library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (nvml->library == nullptr) {
+    reason_ = "libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded";
+    return;
+  }
+  const auto init = reinterpret_cast<Nvml::Init>(dlsym(nvml->library, "nvmlInit_v2"));
+  const auto shutdown = reinterpret_cast<Nvml::Shutdown>(dlsym(nvml->library, "nvmlShutdown"));
+  const auto by_uuid =
+      reinterpret_cast<Nvml::HandleByUuid>(dlsym(nvml->library, "nvmlDeviceGetHandleByUUID"));
+  nvml->clock_info = reinterpret_cast<Nvml::ClockInfo>(dlsym(nvml->library, "nvmlDeviceGetClockInfo"));
+  if (init == nullptr || shutdown == nullptr || by_uuid == nullptr || nvml->clock_info == nullptr) {
+    reason_ = "libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByUUID or nvmlDeviceGetClockInfo";
+    return;
+  }
+  if (const int status = init(); status != Nvml::kSuccess) {
+    reason_ = fmt::format("NVML could not be initialized (nvmlInit_v2 returned {})", status);
+    return;
+  }
+  nvml->shutdown = shutdown;
+  if (const int status = by_uuid(uuid.c_str(), &nvml->device); status != Nvml::kSuccess) {
+    reason_ =
+        fmt::format("NVML does not know the GPU {} (nvmlDeviceGetHandleByUUID returned {})", uuid, status);
+    return;
+  }
+  unsigned mhz = 0;
+  if (const int status = nvml->clock_info(nvml->device, Nvml::kClockSm, &mhz); status != Nvml::kSuccess) {
+    reason_ =
+        fmt::format("NVML cannot read the SM clock of {} (nvmlDeviceGetClockInfo returned {})", uuid, status);
+    return;
+  }
+  nvml_ = nvml.release();
+  thread_ = std::thread([this, period] { run(period); });
+}
+
+ClockSampler::~ClockSampler() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  delete nvml_;
+}
+
+void ClockSampler::run(std::chrono::microseconds period) {
+  while (!stop_) {
+    unsigned mhz = 0;
+    if (nvml_->clock_info(nvml_->device, Nvml::kClockSm, &mhz) == Nvml::kSuccess) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      samples_.push_back({SampleClock::now(), mhz});
+    }
+    std::this_thread::sleep_for(period);
+  }
+}
+
+std::optional<MeanClock> ClockSampler::between(SampleClock::time_point start,
+                                               SampleClock::time_point end) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return mean_clock(samples_, start, end);
+}
+
+}  // namespace gemmforge::cuda
