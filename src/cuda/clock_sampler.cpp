@@ -5,17 +5,25 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace gemmforge::cuda {
 
-std::optional<MeanClock> mean_clock(const std::vector<ClockSample>& samples, SampleClock::time_point start,
-                                    SampleClock::time_point end) {
+void ClockLog::add(const ClockSample& sample) {
+  if (samples_.size() >= capacity_) samples_.erase(samples_.begin(), samples_.begin() + capacity_ / 2 + 1);
+  samples_.push_back(sample);
+}
+
+std::optional<MeanClock> ClockLog::mean(SampleClock::time_point start, SampleClock::time_point end) const {
+  // The samples are in the order taken: the span's first is found by bisection.
+  const auto first =
+      std::lower_bound(samples_.begin(), samples_.end(), start,
+                       [](const ClockSample& s, SampleClock::time_point t) { return s.at < t; });
   double sum = 0;
   size_t count = 0;
-  for (const ClockSample& s : samples) {
-    if (s.at < start || s.at > end) continue;
-    sum += s.sm_mhz;
+  for (auto s = first; s != samples_.end() && s->at <= end; ++s) {
+    sum += s->sm_mhz;
     ++count;
   }
   if (count == 0) return std::nullopt;
@@ -89,7 +97,7 @@ void ClockSampler::run(std::chrono::microseconds period) {
     unsigned mhz = 0;
     if (nvml_->clock_info(nvml_->device, Nvml::kClockSm, &mhz) == Nvml::kSuccess) {
       const std::lock_guard<std::mutex> lock(mutex_);
-      samples_.push_back({SampleClock::now(), mhz});
+      log_.add({SampleClock::now(), mhz});
     }
     std::this_thread::sleep_for(period);
   }
@@ -98,7 +106,7 @@ void ClockSampler::run(std::chrono::microseconds period) {
 std::optional<MeanClock> ClockSampler::between(SampleClock::time_point start,
                                                SampleClock::time_point end) const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  return mean_clock(samples_, start, end);
+  return log_.mean(start, end);
 }
 
 }  // namespace gemmforge::cuda

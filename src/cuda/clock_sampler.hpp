@@ -3,6 +3,7 @@
 // lowers its clocks by what a kernel draws.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -21,14 +22,27 @@ struct ClockSample {
   unsigned sm_mhz = 0;
 };
 
-/// The mean SM clock of the samples taken within [start, end], and how many there were; nullopt where none
-/// fell there.
+/// The mean SM clock over a span of samples, and how many there were.
 struct MeanClock {
   double sm_mhz = 0;
   size_t samples = 0;
 };
-std::optional<MeanClock> mean_clock(const std::vector<ClockSample>& samples, SampleClock::time_point start,
-                                    SampleClock::time_point end);
+
+/// The samples taken so far, in the order taken: at `capacity` the older half goes, so the latest
+/// `capacity` / 2 at least are kept (at 2 ms a sample, the default keeps the last 4 minutes or more), and a
+/// long benchmark holds bounded memory while every span it asks about, a turn of seconds, is still there.
+class ClockLog {
+ public:
+  explicit ClockLog(size_t capacity = size_t{1} << 18) : capacity_(std::max<size_t>(capacity, 2)) {}
+  void add(const ClockSample& sample);
+  /// The mean of the samples taken within [start, end]; nullopt where none fell there.
+  std::optional<MeanClock> mean(SampleClock::time_point start, SampleClock::time_point end) const;
+  size_t size() const { return samples_.size(); }
+
+ private:
+  size_t capacity_;
+  std::vector<ClockSample> samples_;
+};
 
 /// Samples the SM clock of the GPU with `uuid` ("GPU-...") on a thread of its own, every `period` until it is
 /// destroyed. Where NVML cannot be loaded or does not know the GPU it samples nothing, and reason() says why;
@@ -54,7 +68,7 @@ class ClockSampler {
   std::string reason_;
   Nvml* nvml_ = nullptr;
   mutable std::mutex mutex_;
-  std::vector<ClockSample> samples_;
+  ClockLog log_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

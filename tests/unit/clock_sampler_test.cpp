@@ -1,4 +1,5 @@
-// The SM clock sampler: the mean over a span of its samples, and a sampler that cannot sample saying why.
+// The SM clock sampler: the mean over a span of its samples, a log that keeps bounded memory, and a sampler
+// that cannot sample saying why.
 #include "cuda/clock_sampler.hpp"
 
 #include <dlfcn.h>
@@ -9,22 +10,37 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(ClockSampler, TheMeanClockTakesOnlyTheSamplesWithinTheSpanItsEndsIncluded) {
+TEST(ClockLog, TheMeanClockTakesOnlyTheSamplesWithinTheSpanItsEndsIncluded) {
   const SampleClock::time_point t0 = SampleClock::now();
-  const std::vector<ClockSample> samples = {{t0, 1980},
-                                            {t0 + milliseconds(10), 1800},
-                                            {t0 + milliseconds(20), 1700},
-                                            {t0 + milliseconds(30), 1200}};
-  const std::optional<MeanClock> middle = mean_clock(samples, t0 + milliseconds(10), t0 + milliseconds(20));
+  ClockLog log;
+  EXPECT_FALSE(log.mean(t0, t0 + milliseconds(40)));
+  for (const auto& [ms, mhz] : {std::pair{0, 1980u}, {10, 1800u}, {20, 1700u}, {30, 1200u}})
+    log.add({t0 + milliseconds(ms), mhz});
+  const std::optional<MeanClock> middle = log.mean(t0 + milliseconds(10), t0 + milliseconds(20));
   ASSERT_TRUE(middle);
   EXPECT_EQ(middle->samples, 2u);
   EXPECT_DOUBLE_EQ(middle->sm_mhz, 1750.0);
-  const std::optional<MeanClock> all = mean_clock(samples, t0, t0 + milliseconds(30));
+  const std::optional<MeanClock> all = log.mean(t0, t0 + milliseconds(30));
   ASSERT_TRUE(all);
   EXPECT_EQ(all->samples, 4u);
   EXPECT_DOUBLE_EQ(all->sm_mhz, (1980.0 + 1800 + 1700 + 1200) / 4);
-  EXPECT_FALSE(mean_clock(samples, t0 + milliseconds(31), t0 + milliseconds(40)));
-  EXPECT_FALSE(mean_clock({}, t0, t0 + milliseconds(40)));
+  EXPECT_FALSE(log.mean(t0 + milliseconds(31), t0 + milliseconds(40)));
+  EXPECT_FALSE(log.mean(t0 - milliseconds(10), t0 - milliseconds(1)));
+}
+
+// Full, the log forgets its older half and keeps the latest: a long benchmark's memory stays bounded.
+TEST(ClockLog, FullItForgetsTheOlderHalfAndKeepsTheLatest) {
+  const SampleClock::time_point t0 = SampleClock::now();
+  ClockLog log(8);
+  for (int i = 0; i < 20; ++i) log.add({t0 + milliseconds(i), static_cast<unsigned>(1000 + i)});
+  EXPECT_LE(log.size(), 8u);
+  EXPECT_GE(log.size(), 4u);
+  // The last four are kept, whole; the first ones are gone.
+  const std::optional<MeanClock> latest = log.mean(t0 + milliseconds(16), t0 + milliseconds(19));
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->samples, 4u);
+  EXPECT_DOUBLE_EQ(latest->sm_mhz, 1017.5);
+  EXPECT_FALSE(log.mean(t0, t0 + milliseconds(5)));
 }
 
 // Without NVML (no driver), or with a GPU it does not know, the sampler samples nothing and says why; a
