@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 namespace gemmforge::cuda {
 
@@ -82,14 +83,13 @@ ClockSampler::ClockSampler(const std::string& uuid, std::chrono::microseconds pe
         fmt::format("NVML cannot read the SM clock of {} (nvmlDeviceGetClockInfo returned {})", uuid, status);
     return;
   }
-  nvml_ = nvml.release();
+  nvml_ = std::move(nvml);
   thread_ = std::thread([this, period] { run(period); });
 }
 
 ClockSampler::~ClockSampler() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  delete nvml_;
 }
 
 void ClockSampler::run(std::chrono::microseconds period) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -66,7 +67,7 @@ class ClockSampler {
   void run(std::chrono::microseconds period);
 
   std::string reason_;
-  Nvml* nvml_ = nullptr;
+  std::unique_ptr<Nvml> nvml_;  ///< set while sampling
   mutable std::mutex mutex_;
   ClockLog log_;
   std::atomic<bool> stop_{false};
