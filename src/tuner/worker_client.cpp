@@ -265,22 +265,13 @@ WorkerClient::Exchange WorkerClient::exchange(const Frame& request, double timeo
       }
     }
     if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      char buffer[1 << 16];
-      while (true) {
-        const ssize_t got = ::recv(process_.channel(), buffer, sizeof(buffer), MSG_DONTWAIT);
-        if (got > 0) {
-          decoder.feed(buffer, static_cast<size_t>(got));
-          continue;
-        }
-        if (got == 0) {
-          return died(decoder.pending() > 0 ? fmt::format(" ({} bytes into its reply)", decoder.pending())
-                                            : std::string());
-        }
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        return died(fmt::format(" (reading its reply failed: {})", std::strerror(errno)));
+      const Drained drained = drain_socket(process_.channel(), decoder);
+      if (drained.error != 0) {
+        return died(fmt::format(" (reading its reply failed: {})", std::strerror(drained.error)));
       }
       try {
+        // A reply read with the end of the stream is still the reply: a worker that lost its context
+        // writes its fatal reply and exits at once.
         if (std::optional<Frame> frame = decoder.next()) return Exchange{std::move(frame), Outcome::kOk, ""};
       } catch (const ProtocolError& e) {
         process_.kill();
@@ -290,6 +281,10 @@ WorkerClient::Exchange WorkerClient::exchange(const Frame& request, double timeo
         out.reason = fmt::format("the worker's reply was unreadable while {} ({}); it was killed{}", what,
                                  e.what(), last_stderr());
         return out;
+      }
+      if (drained.ended) {
+        return died(decoder.pending() > 0 ? fmt::format(" ({} bytes into its reply)", decoder.pending())
+                                          : std::string());
       }
     }
   }

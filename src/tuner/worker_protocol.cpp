@@ -130,6 +130,21 @@ std::optional<Frame> read_frame(int fd) {
   return frame;
 }
 
+Drained drain_socket(int fd, FrameDecoder& decoder) {
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t got = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (got > 0) {
+      decoder.feed(buffer, static_cast<size_t>(got));
+      continue;
+    }
+    if (got == 0) return Drained{true, 0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Drained{};
+    return Drained{false, errno};
+  }
+}
+
 int write_all(int fd, const char* bytes, size_t size) {
   bool socket = true;
   while (size > 0) {

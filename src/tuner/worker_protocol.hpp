@@ -52,6 +52,18 @@ class FrameDecoder {
   size_t start_ = 0;  // first byte not yet consumed
 };
 
+/// What a non-blocking read of everything a socket held found: `ended` where the other end closed it,
+/// `error` an errno where recv() failed (0 otherwise).
+struct Drained {
+  bool ended = false;
+  int error = 0;
+};
+
+/// Feeds `decoder` every byte the non-blocking read of socket `fd` finds now. The bytes before the end of
+/// the stream are fed too: a writer that sends its last frame and exits at once leaves that frame whole
+/// in the decoder, however the reader's wake-up falls against the exit.
+Drained drain_socket(int fd, FrameDecoder& decoder);
+
 /// Reads one frame from a blocking descriptor. Returns nullopt at end of file between frames; throws
 /// ProtocolError at end of file inside a frame, for a malformed frame, or when read() fails.
 std::optional<Frame> read_frame(int fd);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <thread>
 
@@ -138,6 +139,28 @@ TEST(WorkerFrames, LargePayloadCrossesASocketIntact) {
   ::close(fds[1]);
   ASSERT_TRUE(frame);
   EXPECT_EQ(frame->payload, payload);
+}
+
+TEST(WorkerFrames, DrainFeedsTheLastFrameBeforeReportingTheEnd) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  FrameDecoder decoder;
+  EXPECT_FALSE(drain_socket(fds[1], decoder).ended);  // nothing yet: would block
+  // The writer sends its last frame and is gone before the reader looks: both come in one drain.
+  write_frame(fds[0], make(R"({"type":"last"})", "xyz"));
+  ::close(fds[0]);
+  const Drained drained = drain_socket(fds[1], decoder);
+  ::close(fds[1]);
+  EXPECT_TRUE(drained.ended);
+  EXPECT_EQ(drained.error, 0);
+  const std::optional<Frame> frame = decoder.next();
+  ASSERT_TRUE(frame);
+  EXPECT_EQ(frame->header, R"({"type":"last"})");
+  EXPECT_EQ(decoder.pending(), 0u);
+
+  FrameDecoder not_a_socket;
+  Pipe pipe;
+  EXPECT_EQ(drain_socket(pipe.read_end(), not_a_socket).error, ENOTSOCK);
 }
 
 TEST(WorkerFrames, WritingToAClosedSocketIsAnErrorNotASignal) {
