@@ -222,6 +222,8 @@ case "$mode" in
           # it (whose results are current; no user database), is measured AB_ROUNDS times (3) with each
           # source in turn, each process timing cuBLAS beside it; ab.txt holds every time, the summary the
           # means. A source change shows in a few percent at most, within a round's spread: rounds and means.
+          # AB_SET="NAME=VALUE,... NAME=VALUE,..." adds a contender per entry: the staged source with those
+          # parameters set on the config (new parameters the base source lacks, say), labelled staged+ENTRY.
           base="$here/.gpu/templates-base"
           [ -d "$base" ] || { echo "ab: no $base (stage with STAGE_BASE=REV)" >&2; exit 2; }
           set +e
@@ -238,9 +240,22 @@ case "$mode" in
               continue
             fi
             for round in $(seq "${AB_ROUNDS:-3}"); do
-              for source in base staged; do
+              for source in base staged ${AB_SET:+$(printf 'staged+%s ' $AB_SET)}; do
+                # The config with the contender's settings: each replaces its parameter or is appended.
+                measured=$config
+                if [[ $source == staged+* ]]; then
+                  settings=${source#staged+}
+                  for setting in ${settings//,/ }; do
+                    name=${setting%%=*}
+                    if [[ ",$measured," == *",$name="* ]]; then
+                      measured=$(sed -E "s/(^|,)$name=[^,]*/\1$setting/" <<< "$measured")
+                    else
+                      measured="$measured,$setting"
+                    fi
+                  done
+                fi
                 GEMMFORGE_TEMPLATE_DIR=$([ "$source" = base ] && echo "$base") gemmforge measure --template "$template" \
-                  "${problem[@]}" --config "$config" --json |
+                  "${problem[@]}" --config "$measured" --json |
                   python3 -c 'import json, sys; m = json.load(sys.stdin); c = m["configs"][0]
 if "time_median_ms" in c: print(sys.argv[1], sys.argv[2], c["time_median_ms"], m["cublas_ms"])
 else: print(sys.argv[1], sys.argv[2], c["outcome"], c.get("reason", ""), file=sys.stderr)' "$case" "$source" |

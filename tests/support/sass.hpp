@@ -56,4 +56,29 @@ inline std::string function_sass(const std::string& sass, const std::string& nam
   return sass.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
+/// The SASS of the innermost loop around the first instruction holding `opcode`: from that instruction's line
+/// to the first branch after it back to an address at or before it. Empty where there is no such branch.
+inline std::string loop_around(const std::string& sass, const std::string& opcode) {
+  const size_t at = sass.find(opcode);
+  if (at == std::string::npos) return {};
+  const size_t line = sass.rfind('\n', at) + 1;  // npos + 1 == 0 on the first line
+  // Each SASS line begins "/*0abc*/": its address.
+  const auto address = [&](size_t from) -> long long {
+    const size_t open = sass.find("/*", from);
+    if (open == std::string::npos || sass.find('\n', from) < open) return -1;
+    return std::stoll(sass.substr(open + 2, sass.find("*/", open) - open - 2), nullptr, 16);
+  };
+  const long long first = address(line);
+  if (first < 0) return {};
+  for (size_t branch = sass.find("BRA ", at); branch != std::string::npos;
+       branch = sass.find("BRA ", branch + 1)) {
+    const size_t target = sass.find("0x", branch);
+    if (target == std::string::npos || target > sass.find('\n', branch)) continue;
+    if (std::stoll(sass.substr(target + 2), nullptr, 16) <= first) {
+      return sass.substr(line, sass.find('\n', branch) - line);
+    }
+  }
+  return {};
+}
+
 }  // namespace gemmforge::test_support

@@ -595,6 +595,66 @@ TEST(TmaTemplate, ConsumersClaimNoMoreRegistersThanTheBlockHolds) {
   }
 }
 
+TEST(TmaTemplate, HeldSlicesAreThoseOfASixteenBitCThatTmaStoresInRounds) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config held = manifest.normalize(manifest.seeds().front());
+  ASSERT_EQ(held.at("HOLD_C"), 0) << "absent from earlier configs: every round stored at the tile's end";
+  // 128 x 256 tiles: four slices a warpgroup, two buffers. (Aligned operands: nothing to copy first.)
+  held.set("STAGE_C", 2), held.set("HOLD_C", 1), held.set("REALIGN", 0);
+  const auto broken = [&](const Config& config, const KernelProblem& problem) {
+    std::string names;
+    for (const Violation& v : manifest.violations(config, &device, &problem))
+      names += v.constraint->name + " ";
+    for (const Violation& v : manifest.pruned_by(config, device, problem)) names += v.constraint->name + " ";
+    return names;
+  };
+  const KernelProblem bf16 = typed_problem(4096, 4096, 4096, "nn", "bf16");
+  EXPECT_EQ(broken(held, bf16), "");
+  EXPECT_EQ(broken(held, typed_problem(4096, 4096, 4096, "tt", "f16")), "");
+  Config stored = held;
+  stored.set("HOLD_C", 0);
+  EXPECT_NE(manifest.defines(held, bf16), manifest.defines(stored, bf16)) << "holding is compiled in";
+  // An FP32 C is not packed; a staged C has no rounds; ping-pong teams store under each other's main loop.
+  EXPECT_NE(broken(held, typed_problem(4096, 4096, 4096, "nn", "bf16>f32")).find("held_c_by_tma"),
+            std::string::npos);
+  Config staged = held;
+  staged.set("STAGE_C", 1);
+  EXPECT_NE(broken(staged, bf16).find("held_c_by_tma"), std::string::npos);
+  Config teams = held;
+  teams.set("WGM", 1), teams.set("PINGPONG", 1);
+  EXPECT_NE(broken(teams, bf16).find("held_c_by_tma"), std::string::npos);
+  // 128-column consumers find a buffer for each of their two slices: one round, nothing to hold.
+  Config narrow = held;
+  narrow.set("WN", 128);
+  EXPECT_EQ(broken(narrow, bf16), "held_c_in_rounds ");
+}
+
+TEST(TmaTemplate, StagesArePrefetchedIntoL2OnlyWhereTmaLoadsThem) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  const Manifest& manifest = tma().manifest;
+  Config prefetching = manifest.normalize(manifest.seeds().front());
+  ASSERT_EQ(prefetching.at("L2_PREFETCH"), 0) << "absent from earlier configs: no prefetch";
+  const auto pruned = [&](const Config& config, const KernelProblem& problem) {
+    for (const Violation& v : manifest.pruned_by(config, device, problem)) {
+      if (v.constraint->name == "l2_prefetch_by_tma") return true;
+    }
+    return false;
+  };
+  prefetching.set("L2_PREFETCH", 4);
+  const KernelProblem aligned = typed_problem(4096, 4096, 4096, "nn", "bf16");
+  EXPECT_TRUE(manifest.violations(prefetching, &device, &aligned).empty());
+  EXPECT_FALSE(pruned(prefetching, aligned));
+  Config plain = prefetching;
+  plain.set("L2_PREFETCH", 0);
+  EXPECT_NE(manifest.defines(prefetching, aligned), manifest.defines(plain, aligned));
+  // Both operands' rows odd and filled through the producer's registers: nothing comes by TMA. One of them
+  // by TMA is enough.
+  prefetching.set("REALIGN", 0);
+  EXPECT_TRUE(pruned(prefetching, typed_problem(1021, 1023, 1027, "tn", "bf16")));
+  EXPECT_FALSE(pruned(prefetching, typed_problem(1024, 1023, 1024, "nn", "bf16")));
+}
+
 TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   test_support::KernelCases cases;
@@ -675,6 +735,39 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       }
     }
   }
+  // A 16-bit C's slices held past their first round (HOLD_C) by the seeds that store C by TMA in rounds,
+  // alone, in clusters and before stream-K segments; and stages prefetched into L2 (L2_PREFETCH) by TMA
+  // alone, in clusters, of FP32's split parts and beside operands filled through registers.
+  for (const auto& [layout, type] :
+       std::vector<std::pair<const char*, const char*>>{{"nn", "bf16"}, {"tt", "f16"}}) {
+    const KernelProblem problem = typed_problem(4096, 4096, 4096, layout, type);
+    for (const auto& [cluster, stream] : std::vector<std::pair<int, int>>{{1, 0}, {2, 0}, {1, 2}}) {
+      for (Config seed : seeds) {
+        seed.set("STAGE_C", 2), seed.set("HOLD_C", 1), seed.set("CLUSTER", cluster);
+        if (stream > 0) seed.set("STREAM_K", stream), seed.set("SPLIT_PAR", 1);
+        if (tma().manifest.violations(seed, &device, &problem).empty()) {
+          add(seed, problem, false);
+          break;
+        }
+      }
+    }
+  }
+  for (const auto& [m, n, k, layout, type] :
+       std::vector<std::tuple<int, int, int, const char*, const char*>>{{4096, 4096, 4096, "nn", "bf16"},
+                                                                        {2048, 2048, 2048, "nt", "f32"},
+                                                                        {1024, 1023, 1024, "nn", "f16"}}) {
+    const KernelProblem problem = typed_problem(m, n, k, layout, type);
+    for (int cluster : {1, 2}) {
+      for (Config seed : seeds) {
+        seed.set("L2_PREFETCH", 4 * cluster), seed.set("CLUSTER", cluster);
+        if (n % 8 != 0) seed.set("REALIGN", 0);
+        if (tma().manifest.violations(seed, &device, &problem).empty()) {
+          add(seed, problem, false);
+          break;
+        }
+      }
+    }
+  }
   std::mt19937_64 rng(5);
   for (const KernelProblem& problem :
        {typed_problem(4096, 4096, 4096, "nn", "bf16"), typed_problem(512, 512, 8192, "nt", "f16>f32")}) {
@@ -719,6 +812,13 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
           if (line.find("desc[") != std::string::npos) ++hinted;
         }
         EXPECT_EQ(hinted > 0, spec.config.at("L2_STREAM") != 0) << what;
+        // Stages prefetched into L2 are the boxes TMA loads, nothing but the prefetches delivered nowhere.
+        EXPECT_EQ(test_support::count(sass, "UTMAPF.L2.2D") > 0, spec.config.at("L2_PREFETCH") != 0) << what;
+        // Held slices of C are stored inside the main loop, under the next tile's first stages; otherwise the
+        // loop around the wgmmas stores nothing.
+        const std::string main_loop = test_support::loop_around(sass, hgmma);
+        ASSERT_FALSE(main_loop.empty()) << what << ": no loop around " << hgmma;
+        EXPECT_EQ(test_support::count(main_loop, "STSM") > 0, spec.config.at("HOLD_C") == 1) << what;
         EXPECT_EQ(test_support::count(sass, "LDG.E.128.CONSTANT") > 0, !(tma_a && tma_b)) << what;
         const bool by_tma = spec.config.at("STAGE_C") == 2;
         EXPECT_EQ(test_support::count(sass, "FENCE.VIEW.ASYNC.S") > 1, !(tma_a && tma_b) || by_tma) << what;
