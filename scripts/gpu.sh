@@ -256,7 +256,7 @@ case "$mode" in
                 fi
                 GEMMFORGE_TEMPLATE_DIR=$([ "$source" = base ] && echo "$base") gemmforge measure --template "$template" \
                   "${problem[@]}" --config "$measured" --json |
-                  python3 -c 'import json, sys; m = json.load(sys.stdin); c = m["configs"][0]
+                  python3 -c 'import json, sys; m = json.load(sys.stdin); c = (m["configs"] or [{"outcome": "not measured"}])[0]
 if "time_median_ms" in c: print(sys.argv[1], sys.argv[2], c["time_median_ms"], m["cublas_ms"])
 else: print(sys.argv[1], sys.argv[2], c["outcome"], c.get("reason", ""), file=sys.stderr)' "$case" "$source" |
                   tee -a "$out/ab.txt"

@@ -85,7 +85,7 @@
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
     !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
     !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR) || !defined(C_BUFFERS) ||                   \
-    !defined(L2_STREAM) || !defined(L2_PREFETCH) || !defined(HOLD_C)
+    !defined(L2_STREAM) || !defined(HOLD_C)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -148,7 +148,6 @@ static_assert(PRODUCTS == 1 || (!A_MN && !B_MN && !SWAP), "split operands are K-
 static_assert((FOLD > 0) == (PRODUCTS == 3), "FP32 sums fold the tensor cores' partial sums");
 static_assert(CLUSTER == 1 || kAllTma, "clusters multicast B by TMA");
 static_assert(L2_STREAM >= 0 && L2_STREAM <= 2, "no operand, B or A streamed through L2");
-static_assert(L2_PREFETCH >= 0, "stages prefetched into L2 ahead of their loads");
 static_assert(!HOLD_C || (kTmaStoreC && !PINGPONG && Out::kBytes == 2),
               "a tile is held packed in 16 bits for TMA's stores, by the one team of consumers");
 static_assert(PRODUCERS == 1 || PRODUCERS == 2, "one or two producer warpgroups");
@@ -290,35 +289,20 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
 constexpr bool kStreamFirst = L2_STREAM == (SWAP ? 1 : 2);
 constexpr bool kStreamSecond = L2_STREAM == (SWAP ? 2 : 1);
 
-// What the producer has the TMA engine do with a stage's boxes: copy them into the stage, or only bring them
-// from device memory into L2 ahead of that copy (L2_PREFETCH).
-enum class BoxOp { kLoad, kPrefetch };
-
-template <BoxOp kOp, bool kEvictFirst>
-__device__ __forceinline__ void copy_box(void* dst, const TensorMap* map, int inner, int outer,
-                                         unsigned long long* full, unsigned short mask = 0) {
-  if constexpr (kOp == BoxOp::kPrefetch) {
-    gf::tma_prefetch(map, inner, outer);
-  } else {
-    gf::tma_load<kEvictFirst>(dst, map, inner, outer, full, mask);
-  }
-}
-
 // The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
 // rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
 // rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
 // the r-th of every CLUSTER pieces of B into every block of the cluster: of each column box's rows
 // (K-major), or of each box's K rows (N-major, so that a tile of one box still shares out).
-template <BoxOp kOp>
 __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                           unsigned long long* full) {
   if constexpr (!TMA_A) {
   } else if constexpr (A_MN) {
 #pragma unroll
     for (int box = 0; box < kBM / kBoxElems; ++box)
-      copy_box<kOp, kStreamFirst>(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
+      gf::tma_load<kStreamFirst>(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
   } else {
-    copy_box<kOp, kStreamFirst>(stage, first_map(maps), k0, m0, full);
+    gf::tma_load<kStreamFirst>(stage, first_map(maps), k0, m0, full);
   }
   char* b = stage + kATileBytes;
   if constexpr (!TMA_B) {
@@ -329,36 +313,34 @@ __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, i
       constexpr int kRows = kBK / CLUSTER;
 #pragma unroll
       for (int box = 0; box < kBN / kBoxElems; ++box)
-        copy_box<kOp, kStreamSecond>(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
-                                     k0 + rank * kRows, full, kEveryBlock);
+        gf::tma_load<kStreamSecond>(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
+                                    k0 + rank * kRows, full, kEveryBlock);
     } else {
       constexpr int kRows = WN / CLUSTER;
 #pragma unroll
       for (int column = 0; column < WGN; ++column) {
         const int row = column * WN + rank * kRows;
-        copy_box<kOp, kStreamSecond>(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
+        gf::tma_load<kStreamSecond>(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
       }
     }
   } else if constexpr (B_MN) {
 #pragma unroll
     for (int box = 0; box < kBN / kBoxElems; ++box)
-      copy_box<kOp, kStreamSecond>(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
+      gf::tma_load<kStreamSecond>(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
   } else {
 #pragma unroll
     for (int column = 0; column < WGN; ++column)
-      copy_box<kOp, kStreamSecond>(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
+      gf::tma_load<kStreamSecond>(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
   }
 }
 
 // A stage's boxes, completing kTmaBytes of `full`: its one part, or with PRODUCTS = 3 the big parts' boxes
-// and then the small parts', which lie M rows below in A's parts and N rows below in B's. With
-// BoxOp::kPrefetch the same boxes go only into L2 (`stage` and `full` unused).
-template <BoxOp kOp = BoxOp::kLoad>
+// and then the small parts', which lie M rows below in A's parts and N rows below in B's.
 __device__ __forceinline__ void load_stage(const GemmArgs& args, const TensorMaps& maps, char* stage, int m0,
                                            int n0, int k0, unsigned long long* full) {
 #pragma unroll
   for (int part = 0; part < kParts; ++part)
-    load_part<kOp>(maps, stage + part * kPartBytes, m0 + part * args.m, n0 + part * args.n, k0, full);
+    load_part(maps, stage + part * kPartBytes, m0 + part * args.m, n0 + part * args.n, k0, full);
 }
 
 // Fills the tile of an operand TMA does not copy (kRows of M or N by kBK of K) from `p`, through the
@@ -406,14 +388,6 @@ __device__ __forceinline__ void fill_stage(const GemmArgs& args, char* stage, in
   }
 }
 
-// L2_PREFETCH: the stage at K k0 of `work`'s tile, brought into L2 only, L2_PREFETCH stages before the
-// producer loads it (so that many stages before the ring's depth), so that the loads of a ring that
-// device memory's latency would outrun at high clocks find their lines in L2. Only the boxes TMA loads.
-__device__ __forceinline__ void prefetch_stage(const GemmArgs& args, const TensorMaps& maps, const Work& work,
-                                               int k0) {
-  load_stage<BoxOp::kPrefetch>(args, maps, nullptr, work.m0, work.n0, k0, nullptr);
-}
-
 // A consumer warp is done with a stage: its arrival on the stage's `empty` barrier, in every block of the
 // cluster whose producer wrote into it.
 __device__ __forceinline__ void leave_stage(unsigned long long* empty) {
@@ -434,13 +408,6 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
     const gf::Segment& segment = work.segment;
     if (!kAllTma || threadIdx.x == 0) {
       const int stages = stage_count(segment);
-      if constexpr (L2_PREFETCH > 0) {
-        // The segment's first stages, while the consumers still hold the ring for the work before.
-        if (threadIdx.x == 0) {
-          for (int kt = 0; kt < stages && kt < L2_PREFETCH; ++kt)
-            prefetch_stage(args, maps, work, segment.k_begin + kt * kBK);
-        }
-      }
       for (int kt = 0; kt < stages; ++kt, ++use) {
         const int stage = use % STAGES;
         char* tiles = smem + stage * kStageBytes;
@@ -457,10 +424,6 @@ __device__ __forceinline__ void produce(const GemmArgs& args, const TensorMaps& 
           fill_stage(args, tiles, work.m0, work.n0, k0);
           gf::fence_async_shared();  // the fills, before wgmma reads them
           gf::mbarrier_arrive(full + stage);
-        }
-        if constexpr (L2_PREFETCH > 0) {
-          if (threadIdx.x == 0 && kt + L2_PREFETCH < stages)
-            prefetch_stage(args, maps, work, k0 + L2_PREFETCH * kBK);
         }
       }
     }

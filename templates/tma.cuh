@@ -112,16 +112,6 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, int in
 
 #undef GF_TMA_LOAD
 
-// Has the TMA engine bring the box at element coordinates (inner, outer) of `map`'s tensor from device
-// memory into L2, delivering nothing to shared memory and counting on no barrier: a later tma_load of the
-// box then finds its lines in L2.
-__device__ __forceinline__ void tma_prefetch(const TensorMap* map, int inner, int outer) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(inner), "r"(outer)
-               : "memory");
-}
-
 // Has the TMA engine store the box at element coordinates (inner, outer) of `map`'s tensor from shared memory
 // at `src` (laid out as the map's swizzle reads it); elements outside the tensor are not written. The
 // store joins this thread's open bulk group: bulk_commit() closes it.

@@ -86,9 +86,9 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   // TMA (STAGE_C = 2) in persistent blocks, clusters, ping-pong teams, after a parallel reduction, next to
   // stream-K segments adding into C, which it stages, and as the last segment of a streamed tile; and it
   // copies first the operands whose rows are off 32-byte sectors (SECTOR_COPY: 16-bit 1000^3 without padding,
-  // rows 2000 bytes apart). And it reads B, or A in clusters, with an evict-first L2 policy (L2_STREAM);
+  // rows 2000 bytes apart). And it reads B, or A in clusters, with an evict-first L2 policy (L2_STREAM), and
   // holds a 16-bit C's slices past their first round into the next tile's main loop (HOLD_C), alone, in
-  // clusters and beside stream-K segments; and prefetches stages into L2 ahead of their loads (L2_PREFETCH).
+  // clusters and beside stream-K segments.
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
     std::vector<Config> configs = manifest.seeds();
@@ -114,9 +114,7 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
         {{"L2_STREAM", 2}, {"CLUSTER", 2}},
         {{"STAGE_C", 2}, {"HOLD_C", 1}},
         {{"STAGE_C", 2}, {"HOLD_C", 1}, {"CLUSTER", 2}},
-        {{"STAGE_C", 2}, {"HOLD_C", 1}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}},
-        {{"L2_PREFETCH", 4}},
-        {{"L2_PREFETCH", 8}, {"CLUSTER", 2}}};
+        {{"STAGE_C", 2}, {"HOLD_C", 1}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}}};
     for (const auto& settings : variants) {
       for (const Config& seed : manifest.seeds()) {
         Config variant = seed;

@@ -630,31 +630,6 @@ TEST(TmaTemplate, HeldSlicesAreThoseOfASixteenBitCThatTmaStoresInRounds) {
   EXPECT_EQ(broken(narrow, bf16), "held_c_in_rounds ");
 }
 
-TEST(TmaTemplate, StagesArePrefetchedIntoL2OnlyWhereTmaLoadsThem) {
-  const DeviceInfo device = DeviceInfo::nominal("sm_90");
-  const Manifest& manifest = tma().manifest;
-  Config prefetching = manifest.normalize(manifest.seeds().front());
-  ASSERT_EQ(prefetching.at("L2_PREFETCH"), 0) << "absent from earlier configs: no prefetch";
-  const auto pruned = [&](const Config& config, const KernelProblem& problem) {
-    for (const Violation& v : manifest.pruned_by(config, device, problem)) {
-      if (v.constraint->name == "l2_prefetch_by_tma") return true;
-    }
-    return false;
-  };
-  prefetching.set("L2_PREFETCH", 4);
-  const KernelProblem aligned = typed_problem(4096, 4096, 4096, "nn", "bf16");
-  EXPECT_TRUE(manifest.violations(prefetching, &device, &aligned).empty());
-  EXPECT_FALSE(pruned(prefetching, aligned));
-  Config plain = prefetching;
-  plain.set("L2_PREFETCH", 0);
-  EXPECT_NE(manifest.defines(prefetching, aligned), manifest.defines(plain, aligned));
-  // Both operands' rows odd and filled through the producer's registers: nothing comes by TMA. One of them
-  // by TMA is enough.
-  prefetching.set("REALIGN", 0);
-  EXPECT_TRUE(pruned(prefetching, typed_problem(1021, 1023, 1027, "tn", "bf16")));
-  EXPECT_FALSE(pruned(prefetching, typed_problem(1024, 1023, 1024, "nn", "bf16")));
-}
-
 TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   test_support::KernelCases cases;
@@ -736,8 +711,7 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
     }
   }
   // A 16-bit C's slices held past their first round (HOLD_C) by the seeds that store C by TMA in rounds,
-  // alone, in clusters and before stream-K segments; and stages prefetched into L2 (L2_PREFETCH) by TMA
-  // alone, in clusters, of FP32's split parts and beside operands filled through registers.
+  // alone, in clusters and before stream-K segments.
   for (const auto& [layout, type] :
        std::vector<std::pair<const char*, const char*>>{{"nn", "bf16"}, {"tt", "f16"}}) {
     const KernelProblem problem = typed_problem(4096, 4096, 4096, layout, type);
@@ -745,22 +719,6 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
       for (Config seed : seeds) {
         seed.set("STAGE_C", 2), seed.set("HOLD_C", 1), seed.set("CLUSTER", cluster);
         if (stream > 0) seed.set("STREAM_K", stream), seed.set("SPLIT_PAR", 1);
-        if (tma().manifest.violations(seed, &device, &problem).empty()) {
-          add(seed, problem, false);
-          break;
-        }
-      }
-    }
-  }
-  for (const auto& [m, n, k, layout, type] :
-       std::vector<std::tuple<int, int, int, const char*, const char*>>{{4096, 4096, 4096, "nn", "bf16"},
-                                                                        {2048, 2048, 2048, "nt", "f32"},
-                                                                        {1024, 1023, 1024, "nn", "f16"}}) {
-    const KernelProblem problem = typed_problem(m, n, k, layout, type);
-    for (int cluster : {1, 2}) {
-      for (Config seed : seeds) {
-        seed.set("L2_PREFETCH", 4 * cluster), seed.set("CLUSTER", cluster);
-        if (n % 8 != 0) seed.set("REALIGN", 0);
         if (tma().manifest.violations(seed, &device, &problem).empty()) {
           add(seed, problem, false);
           break;
@@ -812,8 +770,6 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
           if (line.find("desc[") != std::string::npos) ++hinted;
         }
         EXPECT_EQ(hinted > 0, spec.config.at("L2_STREAM") != 0) << what;
-        // Stages prefetched into L2 are the boxes TMA loads, nothing but the prefetches delivered nowhere.
-        EXPECT_EQ(test_support::count(sass, "UTMAPF.L2.2D") > 0, spec.config.at("L2_PREFETCH") != 0) << what;
         // Held slices of C are stored inside the main loop, under the next tile's first stages; otherwise the
         // loop around the wgmmas stores nothing.
         const std::string main_loop = test_support::loop_around(sass, hgmma);
