@@ -202,8 +202,10 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     // A streamed tile's segments add into C one after the other, or through the workspace.
     const double sums_ms = f.parallel_split ? parallel_sums_ms(segments_per_tile)
                                             : std::max(0.0, segments_per_tile - 1) * handoff_ms;
-    e.split_k_ms =
-        (segments_per_tile > 1 ? sums_ms : 0) + std::max(0.0, segments_per_block - 1) * kBlockStartMs;
+    // The kernel ends with its slowest block: one that takes the most segments pays their starts, however
+    // few blocks do.
+    e.split_k_ms = (segments_per_tile > 1 ? sums_ms : 0) +
+                   std::max(0.0, std::ceil(segments_per_block - 1e-9) - 1) * kBlockStartMs;
   } else {
     e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
     if (f.split_k > 1) {
