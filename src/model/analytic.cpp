@@ -199,6 +199,7 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     const double segments = static_cast<double>(f.stream_blocks + streamed - 1);
     const double segments_per_tile = streamed > 0 ? segments / streamed : 1;
     const double segments_per_block = f.stream_blocks > 0 ? segments / f.stream_blocks : 1;
+    e.segments_per_tile = segments_per_tile;
     // A streamed tile's segments add into C one after the other, or through the workspace.
     const double sums_ms = f.parallel_split ? parallel_sums_ms(segments_per_tile)
                                             : std::max(0.0, segments_per_tile - 1) * handoff_ms;

@@ -42,15 +42,17 @@ Waves count_waves(int64_t blocks, int blocks_per_sm, int sm_count);
 
 /// The model's estimate for one candidate, with the terms it is made of.
 struct Estimate {
-  double time_ms = 0;         ///< main loop + split-K + launch; infinite when a block does not fit
-  double dram_ms = 0;         ///< reading A and B through device memory once: no main loop is faster
-  double main_loop_ms = 0;    ///< waves of tile computation
-  double split_k_ms = 0;      ///< reducing the K slices: serial hand-over of C, or summing partial tiles
-  double block_start_ms = 0;  ///< rounds of blocks over the SMs, each filling its pipeline and storing its
-                              ///< last tile: a persistent launch starts one round
-  double flops_per_byte = 0;  ///< arithmetic intensity of a block tile against the operand bytes it loads
-  double latency_hiding = 0;  ///< share of the issue rate a full wave's warps sustain (1: enough warps)
-  double memory_bound = 0;    ///< full-wave time over its compute time (1: compute-bound)
+  double time_ms = 0;            ///< main loop + split-K + launch; infinite when a block does not fit
+  double dram_ms = 0;            ///< reading A and B through device memory once: no main loop is faster
+  double main_loop_ms = 0;       ///< waves of tile computation
+  double split_k_ms = 0;         ///< reducing the K slices: serial hand-over of C, or summing partial tiles
+  double block_start_ms = 0;     ///< rounds of blocks over the SMs, each filling its pipeline and storing its
+                                 ///< last tile: a persistent launch starts one round
+  double segments_per_tile = 1;  ///< with stream-K: the segments a streamed tile's K is cut into, whose
+                                 ///< partial sums its last segment gathers
+  double flops_per_byte = 0;     ///< arithmetic intensity of a block tile against the operand bytes it loads
+  double latency_hiding = 0;     ///< share of the issue rate a full wave's warps sustain (1: enough warps)
+  double memory_bound = 0;       ///< full-wave time over its compute time (1: compute-bound)
   Occupancy occupancy;
   Waves waves;
 };

@@ -20,6 +20,7 @@ enum ProblemFeature : size_t {
   kShortK,     // main-loop iterations of a block, inverted: pipeline fill and epilogue weigh on short K
   kStarts,     // log of 1 + the rounds of blocks' starts over the main loop (persistent blocks start once)
   kSumsAfterReads,  // log of how much longer the estimate is if split sums wait for the device-memory reads
+  kStreamFanIn,     // log of the segments a stream-K tile's last segment gathers
   kLayoutNt,        // the layout, nn being the reference
   kLayoutTn,
   kLayoutTt,
@@ -157,6 +158,7 @@ SparseFeatures PerformanceModel::features(const KernelTemplate& kernel_template,
     x.emplace_back(base + kSumsAfterReads,
                    std::log((std::max(e.main_loop_ms, e.dram_ms) + e.split_k_ms) / overlapped));
   }
+  if (e.segments_per_tile > 1) x.emplace_back(base + kStreamFanIn, std::log(e.segments_per_tile));
   if (!problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutNt, 1.0);
   if (problem.a_trans && !problem.b_trans) x.emplace_back(base + kLayoutTn, 1.0);
   if (problem.a_trans && problem.b_trans) x.emplace_back(base + kLayoutTt, 1.0);

@@ -203,6 +203,9 @@ TEST(Estimate, StreamKSegmentsThroughTheWorkspaceAreSummedOnceInsteadOfInTurn) {
               0.002 + segments / 33 * tile_ms + starts_ms, 1e-12);
   EXPECT_LT(estimate(kH100, kProblem, parallel, 128).split_k_ms,
             estimate(kH100, kProblem, serial, 128).split_k_ms);
+  // The fan-in the fit weighs: a streamed tile's segments; a launch without stream-K cuts no tile.
+  EXPECT_NEAR(estimate(kH100, kProblem, parallel, 128).segments_per_tile, segments / 33, 1e-12);
+  EXPECT_EQ(estimate(kH100, kProblem, tile_128x128(297, 4, 4096), 128).segments_per_tile, 1.0);
 }
 
 TEST(Estimate, SmallTilesAreBoundByTheirLoads) {
