@@ -196,17 +196,17 @@ Estimate estimate(const DeviceInfo& device, const KernelProblem& problem, const 
     // after its first start their loads anew and store a tile with nothing to overlap, as a round of block
     // starts does.
     const int64_t streamed = f.tiles - f.whole_tiles;
-    const double segments = static_cast<double>(f.stream_blocks + streamed - 1);
-    const double segments_per_tile = streamed > 0 ? segments / streamed : 1;
-    const double segments_per_block = f.stream_blocks > 0 ? segments / f.stream_blocks : 1;
+    const int64_t segments = f.stream_blocks + streamed - 1;
+    const double segments_per_tile = streamed > 0 ? static_cast<double>(segments) / streamed : 1;
+    // The kernel ends with its slowest blocks: those that take the most segments pay their starts, however
+    // few blocks do.
+    const int64_t most_segments_per_block = ceil_div(segments, f.stream_blocks);
     e.segments_per_tile = segments_per_tile;
     // A streamed tile's segments add into C one after the other, or through the workspace.
     const double sums_ms = f.parallel_split ? parallel_sums_ms(segments_per_tile)
                                             : std::max(0.0, segments_per_tile - 1) * handoff_ms;
-    // The kernel ends with its slowest block: one that takes the most segments pays their starts, however
-    // few blocks do.
     e.split_k_ms = (segments_per_tile > 1 ? sums_ms : 0) +
-                   std::max(0.0, std::ceil(segments_per_block - 1e-9) - 1) * kBlockStartMs;
+                   static_cast<double>(std::max<int64_t>(most_segments_per_block - 1, 0)) * kBlockStartMs;
   } else {
     e.main_loop_ms = phase_ms(f.tiles * f.split_k, f.k_per_split);
     if (f.split_k > 1) {
