@@ -718,6 +718,16 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
   Held held;
   bool holding = false;
   int held_row = 0, held_col = 0;
+  // Stores the held rounds that due(round) picks, each round a copy of its own, so that the packed registers
+  // are indexed by constants.
+  const auto store_held = [&](auto due) {
+    if constexpr (HOLD_C) {
+#pragma unroll
+      for (int round = 1; round < Held::kRounds; ++round) {
+        if (due(round)) held.store(&maps.c, held_row, held_col, round, own.buffers, own.barrier);
+      }
+    }
+  };
   int use = 0;    // stages consumed so far (by either team), across segments
   int works = 0;  // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
@@ -751,15 +761,8 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
         // The previous stage's wgmmas have retired once at most this one's are pending: hand it back.
         gf::wgmma_wait<1>();
         if (kt > 0 && lane == 0) leave_stage(empty + previous);
-        // A round of the held slices while the tensor cores run this stage (each round a copy of its own, so
-        // that the packed registers are indexed by constants).
-        if constexpr (HOLD_C) {
-#pragma unroll
-          for (int round = 1; round < Held::kRounds; ++round) {
-            if (storing_held && kt == round - 1)
-              held.store(&maps.c, held_row, held_col, round, own.buffers, own.barrier);
-          }
-        }
+        // A round of the held slices while the tensor cores run this stage.
+        store_held([&](int round) { return storing_held && kt == round - 1; });
       }
       if constexpr (FOLD > 0) {
         if ((kt + 1) % FOLD == 0 || kt + 1 == stages) {
@@ -770,14 +773,8 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       }
     }
     use += stages;
-    if constexpr (HOLD_C) {
-#pragma unroll
-      for (int round = 1; round < Held::kRounds; ++round) {
-        if (storing_held && round - 1 >= count)
-          held.store(&maps.c, held_row, held_col, round, own.buffers, own.barrier);
-      }
-      holding = false;
-    }
+    store_held([&](int round) { return storing_held && round - 1 >= count; });  // a main loop too short
+    holding = false;
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
     if constexpr (RS_A) gf::fence_fragment(frags[0]), gf::fence_fragment(frags[1]);
@@ -826,9 +823,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
   if constexpr (HOLD_C) {
     if (warp_uniform(holding)) {
       held.template pack<Out>(args.alpha, acc);
-#pragma unroll
-      for (int round = 1; round < Held::kRounds; ++round)
-        held.store(&maps.c, held_row, held_col, round, own.buffers, own.barrier);
+      store_held([](int) { return true; });
     }
   }
   if (kTmaStoreC && threadIdx.x % 128 == 0) gf::bulk_wait_all();  // the slice buffers outlive the stores
