@@ -630,6 +630,45 @@ TEST(TmaTemplate, HeldSlicesAreThoseOfASixteenBitCThatTmaStoresInRounds) {
   EXPECT_EQ(broken(narrow, bf16), "held_c_in_rounds ");
 }
 
+TEST(TmaTemplate, BalancedWaveIsTheFewestBlocksThatTakeTheTilesInAsManyRounds) {
+  const DeviceInfo device = DeviceInfo::nominal("sm_90");
+  ASSERT_EQ(device.sm_count, 132);
+  const Manifest& manifest = tma().manifest;
+  Config wave = manifest.normalize(manifest.seeds().front());  // 128 x 256 tiles, persistent
+  ASSERT_EQ(wave.at("WAVE"), 0) << "absent from earlier configs: a block per SM";
+  wave.set("WAVE", 1), wave.set("REALIGN", 0);
+  const auto pruned = [&](const Config& config, const KernelProblem& problem) {
+    std::string names;
+    for (const Violation& v : manifest.pruned_by(config, device, problem)) names += v.constraint->name + " ";
+    return names;
+  };
+  // 512 tiles take four rounds of 132 blocks or of 128, each then taking four.
+  const KernelProblem square = typed_problem(4096, 4096, 4096, "nn", "bf16");
+  EXPECT_EQ(pruned(wave, square), "");
+  EXPECT_EQ(manifest.geometry(wave, square, device).grid_x(), 128);
+  // 4100 x 1030: 33 x 5 tiles, two rounds of 83 blocks; in clusters of two, 17 x 5 pairs in 43 clusters.
+  const KernelProblem ragged = typed_problem(4100, 1030, 256, "nn", "bf16");
+  EXPECT_EQ(manifest.geometry(wave, ragged, device).grid_x(), 83);
+  Config clustered = wave;
+  clustered.set("CLUSTER", 2);
+  const LaunchGeometry pairs = manifest.geometry(clustered, ragged, device);
+  EXPECT_EQ(pairs.grid_x(), 86);
+  EXPECT_EQ(pairs.grid_x() % 2, 0) << "whole clusters";
+  // 264 tiles fill two rounds of 132 blocks: nothing to balance, the config repeats WAVE = 0. Nor with
+  // stream-K, which shares the last round out instead, or one block per tile.
+  EXPECT_EQ(pruned(wave, typed_problem(8448, 1024, 1024, "nn", "bf16")), "balanced_wave_when_uneven ");
+  Config streamed = wave;
+  streamed.set("STREAM_K", 1), streamed.set("SPLIT_PAR", 1);
+  EXPECT_NE(pruned(streamed, square).find("balanced_wave_when_uneven"), std::string::npos);
+  Config tiles = wave;
+  tiles.set("PERSISTENT", 0);
+  EXPECT_NE(pruned(tiles, square).find("balanced_wave_when_uneven"), std::string::npos);
+  // A launch parameter: the kernel is the same.
+  Config plain = wave;
+  plain.set("WAVE", 0);
+  EXPECT_EQ(manifest.defines(wave, square), manifest.defines(plain, square));
+}
+
 TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
   const DeviceInfo device = DeviceInfo::nominal("sm_90a");
   test_support::KernelCases cases;
