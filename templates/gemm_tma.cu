@@ -42,9 +42,10 @@
 // last slice to sum. The consumers meet at a named barrier of their own, and the producer goes on loading.
 //
 // Clusters (CLUSTER = 2, without a K split): the two blocks of a cluster compute vertically adjacent tiles,
-// which read the same B. Each block's producer loads half of every B stage and multicasts it to both
-// blocks, so B crosses from L2 once per cluster; a stage is refilled only once the consumers of both
-// blocks have left it (they arrive on the `empty` barriers of both).
+// which read the same B, or with CLUSTER_N horizontally adjacent ones, which read the same A. Each block's
+// producer loads half of every stage of the shared operand and multicasts it to both blocks, so it crosses
+// from L2 once per cluster; a stage is refilled only once the consumers of both blocks have left it (they
+// arrive on the `empty` barriers of both).
 //
 // Ping-pong (PINGPONG = 1, without a K split): two teams of WGM x WGN consumer warpgroups take the block's
 // tiles in turn, team 0 the first, third, ... and team 1 the second, fourth, ... . The producer fills the
@@ -85,7 +86,7 @@
     !defined(CLUSTER) || !defined(PINGPONG) || !defined(TMA_A) || !defined(TMA_B) || !defined(PRODUCERS) || \
     !defined(PRODUCER_REGS) || !defined(STAGE_C) || !defined(SWAP) || !defined(RS_A) ||                     \
     !defined(PRODUCTS) || !defined(FOLD) || !defined(SPLIT_PAR) || !defined(C_BUFFERS) ||                   \
-    !defined(L2_STREAM) || !defined(HOLD_C)
+    !defined(L2_STREAM) || !defined(HOLD_C) || !defined(CLUSTER_N)
 #error "gemm_tma.cu needs every parameter of gemm_tma.json as a -D definition"
 #endif
 
@@ -164,8 +165,11 @@ static_assert(kTmaStoreC == (C_BUFFERS > 0), "slice buffers for C stored by TMA,
 static_assert(!SWAP || (ELEM == 1 && RS_A && STAGE_C && CLUSTER == 1),
               "a transposed TF32 product reads B into registers, stores C staged and runs without clusters");
 static_assert(!RS_A || (ELEM == 1 && A_MN), "only an M-major TF32 first operand comes from registers");
-static_assert(CLUSTER == 1 || (B_MN ? kBK / CLUSTER : WN / CLUSTER) % 8 == 0,
+static_assert(CLUSTER == 1 || CLUSTER_N || (B_MN ? kBK / CLUSTER : WN / CLUSTER) % 8 == 0,
               "B's boxes must share out over the cluster in whole 8-row swizzle atoms");
+static_assert(CLUSTER == 1 || !CLUSTER_N || (A_MN ? kBK / CLUSTER : kBM / CLUSTER) % 8 == 0,
+              "A's boxes must share out over the cluster in whole 8-row swizzle atoms");
+static_assert(!CLUSTER_N || CLUSTER > 1, "a cluster along N shares A between blocks");
 
 // A piece of the block's work: a K range of one output tile, and the tile's origin.
 struct Work {
@@ -181,21 +185,33 @@ __device__ __forceinline__ Work tile_work(const GemmArgs& args, const gf::Segmen
   return Work{segment, tile_m * kBM, tile_n * kBN};
 }
 
+// A cluster's work units: CLUSTER vertically adjacent tiles (sharing B) or, with CLUSTER_N, horizontally
+// adjacent ones (sharing A). Their rows and columns.
+__device__ __forceinline__ int unit_rows(const GemmArgs& args) {
+  const int tiles_m = (args.m + kBM - 1) / kBM;
+  return CLUSTER_N ? tiles_m : (tiles_m + CLUSTER - 1) / CLUSTER;
+}
+__device__ __forceinline__ int unit_cols(const GemmArgs& args) {
+  const int tiles_n = (args.n + kBN - 1) / kBN;
+  return CLUSTER_N ? (tiles_n + CLUSTER - 1) / CLUSTER : tiles_n;
+}
+
 // Runs body(work) over the block's work, from one call site: split-K / stream-K segments, or else the output
 // tiles blockIdx.x, blockIdx.x + gridDim.x, ... (one tile unless the launch is persistent). A cluster walks
-// units of CLUSTER vertically adjacent tiles, its block of rank r taking tile row CLUSTER * unit row + r
-// (past the matrix when the tile rows do not divide evenly: that block still loads its share of B).
+// its units, its block of rank r taking the unit's r-th tile (past the matrix when the tiles do not divide
+// evenly: that block still loads its share of the shared operand).
 template <typename Body>
 __device__ __forceinline__ void for_each_work(const GemmArgs& args, Body&& body) {
   if constexpr (CLUSTER > 1) {
     const int rank = static_cast<int>(gf::cluster_rank());
-    const int unit_rows = ((args.m + kBM - 1) / kBM + CLUSTER - 1) / CLUSTER;
-    const int tiles_n = (args.n + kBN - 1) / kBN;
+    const int rows = unit_rows(args), cols = unit_cols(args);
     const int clusters = static_cast<int>(gridDim.x) / CLUSTER;
-    for (int unit = static_cast<int>(blockIdx.x) / CLUSTER; unit < unit_rows * tiles_n; unit += clusters) {
-      int unit_m, tile_n;
-      gf::tile_coordinates(unit, unit_rows, tiles_n, args.raster_group, unit_m, tile_n);
-      body(Work{gf::Segment{unit, 0, args.k}, (unit_m * CLUSTER + rank) * kBM, tile_n * kBN});
+    for (int unit = static_cast<int>(blockIdx.x) / CLUSTER; unit < rows * cols; unit += clusters) {
+      int unit_m, unit_n;
+      gf::tile_coordinates(unit, rows, cols, args.raster_group, unit_m, unit_n);
+      const int tile_m = CLUSTER_N ? unit_m : unit_m * CLUSTER + rank;
+      const int tile_n = CLUSTER_N ? unit_n * CLUSTER + rank : unit_n;
+      body(Work{gf::Segment{unit, 0, args.k}, tile_m * kBM, tile_n * kBN});
     }
   } else {
     gf::SegmentWalk<kBK> walk(args);
@@ -208,7 +224,7 @@ __device__ __forceinline__ int block_works(const GemmArgs& args) {
   int first = static_cast<int>(blockIdx.x), stride = static_cast<int>(gridDim.x), total = args.tiles;
   if constexpr (CLUSTER > 1) {
     first /= CLUSTER, stride /= CLUSTER;
-    total = (((args.m + kBM - 1) / kBM + CLUSTER - 1) / CLUSTER) * ((args.n + kBN - 1) / kBN);
+    total = unit_rows(args) * unit_cols(args);
   }
   return first < total ? (total - 1 - first) / stride + 1 : 0;
 }
@@ -292,11 +308,26 @@ constexpr bool kStreamSecond = L2_STREAM == (SWAP ? 2 : 1);
 // The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
 // rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
 // rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
-// the r-th of every CLUSTER pieces of B into every block of the cluster: of each column box's rows
-// (K-major), or of each box's K rows (N-major, so that a tile of one box still shares out).
+// the r-th of every CLUSTER pieces of the shared operand into every block of the cluster: of each box's
+// rows (K-major), or of each box's K rows (M- or N-major, so that a tile of one box still shares out).
+constexpr bool kSharesA = CLUSTER > 1 && CLUSTER_N;
+constexpr bool kSharesB = CLUSTER > 1 && !CLUSTER_N;
+constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
 __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                           unsigned long long* full) {
   if constexpr (!TMA_A) {
+  } else if constexpr (kSharesA) {
+    const int rank = static_cast<int>(gf::cluster_rank());
+    if constexpr (A_MN) {
+      constexpr int kRows = kBK / CLUSTER;
+#pragma unroll
+      for (int box = 0; box < kBM / kBoxElems; ++box)
+        gf::tma_load<kStreamFirst>(stage + box * kBoxBytes + rank * kRows * 128, first_map(maps),
+                                   m0 + kBoxElems * box, k0 + rank * kRows, full, kEveryBlock);
+    } else {
+      const int row = rank * (kBM / CLUSTER);
+      gf::tma_load<kStreamFirst>(stage + row * 128, first_map(maps), k0, m0 + row, full, kEveryBlock);
+    }
   } else if constexpr (A_MN) {
 #pragma unroll
     for (int box = 0; box < kBM / kBoxElems; ++box)
@@ -306,8 +337,7 @@ __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, i
   }
   char* b = stage + kATileBytes;
   if constexpr (!TMA_B) {
-  } else if constexpr (CLUSTER > 1) {
-    constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
+  } else if constexpr (kSharesB) {
     const int rank = static_cast<int>(gf::cluster_rank());
     if constexpr (B_MN) {
       constexpr int kRows = kBK / CLUSTER;

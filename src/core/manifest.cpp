@@ -229,6 +229,7 @@ Manifest Manifest::parse(const std::string& json_text, const std::string& origin
     m.launch_.persistent = launch_expr("persistent", "0");
     m.launch_.cluster = launch_expr("cluster", "1");
     m.launch_.cluster_units = launch_expr("cluster_units", "0");
+    m.launch_.cluster_shares = launch_expr("cluster_shares", "1");
     m.launch_.l2_streamed = launch_expr("l2_streamed", "0");
     // Tensor map boxes come in pairs, both operands or neither.
     auto box = [&](const char* key) {
@@ -554,6 +555,12 @@ LaunchGeometry Manifest::geometry(const Config& config, const KernelProblem& pro
       throw InvalidArgumentError(fmt::format("{}: a config launched in clusters must not split K", origin_));
     }
     g.cluster_units = launch_.cluster_units.evaluate(symbols.data());
+    g.cluster_shares = launch_.cluster_shares.evaluate(symbols.data());
+    if (g.cluster_shares != 1 && g.cluster_shares != 2) {
+      throw InvalidArgumentError(
+          fmt::format("{}: launch.cluster_shares is {}; a config launched in clusters shares B (1) or A (2)",
+                      origin_, g.cluster_shares));
+    }
   }
   if (launch_.tma_box_a) {
     for (int i = 0; i < 2; ++i) {

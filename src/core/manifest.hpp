@@ -82,6 +82,9 @@ struct LaunchGeometry {
   /// cluster's worth of tiles); 1: no clusters.
   int64_t cluster = 1;
   int64_t cluster_units = 0;
+  /// The operand a cluster's blocks share, each loading a part of its boxes (launch.cluster_shares): 1 B (the
+  /// blocks compute vertically adjacent tiles), 2 A (horizontally adjacent ones), 0 none.
+  int64_t cluster_shares = 0;
   /// Boxes (elements along the operand's contiguous dimension, then along its rows) of kernels that read
   /// A and B (and store C) through tensor maps (TMA); {0, ...}: the operand is not accessed by TMA, and gets
   /// no map.
@@ -262,6 +265,7 @@ class Manifest {
     BoundExpression parallel_split;
     BoundExpression persistent;  // nonzero: one wave of blocks walks the tiles when K is not split
     BoundExpression cluster, cluster_units;  // blocks per cluster (1: none) and the units clusters share
+    BoundExpression cluster_shares;          // LaunchGeometry::cluster_shares
     std::optional<std::array<BoundExpression, 2>> tma_box_a, tma_box_b,
         tma_box_c;  // tensor map boxes, when the kernel takes them (C's optional)
   } launch_;

@@ -121,18 +121,23 @@ Footprint FootprintReader::read(const Config& normalized) const {
     f.thread_filled_bytes_per_k = filled_rows * element_bytes(problem_.dtype);
   }
   // An operand read where it lies (not split, not copied; with TMA, one that has a tensor map) whose rows
-  // stored tight are 16-byte aligned but off sectors. A TMA cluster's blocks share each B box, which
-  // crosses from L2 once for all of them.
+  // stored tight are 16-byte aligned but off sectors. A TMA cluster's blocks share each box of B (or of A),
+  // which crosses from L2 once for all of them.
   const int64_t bytes = element_bytes(problem_.dtype);
   const auto unsectored = [&](const std::array<int64_t, 2>& box, int64_t copy_ld, int64_t pitch) {
     const bool in_place =
         (!manifest_.loads_by_tma() || box[0] > 0) && copy_ld == 0 && !geometry.splits_operands();
     return in_place && pitch % 16 == 0 && pitch % kSectorBytes != 0;
   };
+  const auto sharers = [&](int64_t operand) {
+    return geometry.cluster_shares == operand ? std::max<int64_t>(geometry.cluster, 1) : 1;
+  };
   const int64_t unsectored_rows =
-      (unsectored(geometry.tma_box_a, geometry.copy_ld_a, problem_.tight_lda() * bytes) ? f.tile_m : 0) +
+      (unsectored(geometry.tma_box_a, geometry.copy_ld_a, problem_.tight_lda() * bytes)
+           ? f.tile_m / sharers(2)
+           : 0) +
       (unsectored(geometry.tma_box_b, geometry.copy_ld_b, problem_.tight_ldb() * bytes)
-           ? f.tile_n / std::max<int64_t>(geometry.cluster, 1)
+           ? f.tile_n / sharers(1)
            : 0);
   f.unsectored_bytes_per_k = unsectored_rows * bytes;
   f.threads = derived(actual, threads_);

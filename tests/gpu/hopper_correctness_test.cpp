@@ -88,8 +88,9 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
   // copies first the operands whose rows are off 32-byte sectors (SECTOR_COPY: 16-bit 1000^3 without padding,
   // rows 2000 bytes apart). And it reads B, or A in clusters, with an evict-first L2 policy (L2_STREAM), and
   // holds a 16-bit C's slices past their first round into the next tile's main loop (HOLD_C), alone, in
-  // clusters and beside stream-K segments; and walks the tiles in a balanced wave of fewer blocks than SMs
-  // (WAVE), alone and in clusters holding C's slices.
+  // clusters and beside stream-K segments; walks the tiles in a balanced wave of fewer blocks than SMs
+  // (WAVE), alone and in clusters holding C's slices; and runs clusters along N that multicast A
+  // (CLUSTER_N), alone, with A read evict-first and in a balanced wave holding C's slices.
   std::vector<Config> seeds_and_variants() {
     const Manifest& manifest = tmpl().manifest;
     std::vector<Config> configs = manifest.seeds();
@@ -117,7 +118,10 @@ class HopperTest : public KernelTest, public ::testing::WithParamInterface<Hoppe
         {{"STAGE_C", 2}, {"HOLD_C", 1}, {"CLUSTER", 2}},
         {{"STAGE_C", 2}, {"HOLD_C", 1}, {"SPLIT_PAR", 1}, {"STREAM_K", 2}, {"PERSISTENT", 1}},
         {{"WAVE", 1}, {"PERSISTENT", 1}},
-        {{"WAVE", 1}, {"PERSISTENT", 1}, {"STAGE_C", 2}, {"HOLD_C", 1}, {"CLUSTER", 2}}};
+        {{"WAVE", 1}, {"PERSISTENT", 1}, {"STAGE_C", 2}, {"HOLD_C", 1}, {"CLUSTER", 2}},
+        {{"CLUSTER", 2}, {"CLUSTER_N", 1}},
+        {{"CLUSTER", 2}, {"CLUSTER_N", 1}, {"L2_STREAM", 2}},
+        {{"WAVE", 1}, {"PERSISTENT", 1}, {"STAGE_C", 2}, {"HOLD_C", 1}, {"CLUSTER", 2}, {"CLUSTER_N", 1}}};
     for (const auto& settings : variants) {
       for (const Config& seed : manifest.seeds()) {
         Config variant = seed;

@@ -412,6 +412,9 @@ TEST(CandidateTable, RowsOffSectorsReadInPlaceCostTheGpusRateForThem) {
   Config clustered = in_place;
   clustered.set("CLUSTER", 2);
   EXPECT_EQ(reader.read(clustered).unsectored_bytes_per_k, (128 + 256 / 2) * 2);
+  // Clusters along N share A's boxes instead: half of A's rows count.
+  clustered.set("CLUSTER_N", 1);
+  EXPECT_EQ(reader.read(clustered).unsectored_bytes_per_k, (128 / 2 + 256) * 2);
 
   // At 4096^3 the rows start on sectors: nothing is charged.
   KernelProblem aligned = p;

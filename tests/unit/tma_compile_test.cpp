@@ -88,11 +88,12 @@ TEST(TmaTemplate, ServesSixteenBitAndFp32OfAnyAlignmentAndAlignedTf32OnHopperOnl
   EXPECT_TRUE(can_serve(tma(), tf32_odd, 90));
   EXPECT_NE(reasons(seed, tf32_odd).find("or copied so first (REALIGN)"), std::string::npos);
   EXPECT_EQ(reasons(realigned, tf32_odd), "");
-  // Clusters multicast B by TMA: a 16-bit problem with an operand TMA cannot address runs them on copies.
+  // Clusters multicast an operand by TMA: a 16-bit problem with an operand TMA cannot address runs them on
+  // copies.
   Config clustered = seed;
   clustered.set("CLUSTER", 2);
   const KernelProblem odd = typed_problem(1001, 1001, 1001, "nt", "bf16");
-  EXPECT_NE(reasons(clustered, odd).find("clusters multicast B by TMA"), std::string::npos);
+  EXPECT_NE(reasons(clustered, odd).find("clusters multicast an operand by TMA"), std::string::npos);
   clustered.set("REALIGN", 1);
   EXPECT_EQ(reasons(clustered, odd), "");
   // FP32's split parts are aligned already.
@@ -132,6 +133,29 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
   EXPECT_EQ(c.cluster_units, 16 * 16);
   EXPECT_EQ(c.grid_x(), device.sm_count / 2 * 2);
   EXPECT_EQ(c.tma_box_b, (std::array<int64_t, 2>{64, 128}));
+  // Clusters along N (CLUSTER_N) share out pairs of horizontally adjacent tiles instead, and each block
+  // loads half of every A box (K-major: half its rows; M-major: half its K rows) and all of B's.
+  Config along_n = clustered;
+  along_n.set("CLUSTER_N", 1);
+  const KernelProblem ragged = typed_problem(4096, 4352, 4096, "nn", "bf16");  // 17 tile columns
+  EXPECT_TRUE(tma().manifest.violations(along_n, &device, &ragged).empty());
+  const LaunchGeometry an = tma().manifest.geometry(along_n, ragged, device);
+  EXPECT_EQ(an.cluster, 2);
+  EXPECT_EQ(an.cluster_shares, 2);
+  EXPECT_EQ(c.cluster_shares, 1);
+  EXPECT_EQ(an.cluster_units, 32 * 9);
+  EXPECT_EQ(an.tma_box_a, (std::array<int64_t, 2>{64, 64}));
+  EXPECT_EQ(an.tma_box_b, (std::array<int64_t, 2>{64, 64}));
+  const LaunchGeometry an_tn =
+      tma().manifest.geometry(along_n, typed_problem(4096, 4352, 4096, "tn", "bf16"), device);
+  EXPECT_EQ(an_tn.tma_box_a, (std::array<int64_t, 2>{64, 32}));
+  // Without clusters CLUSTER_N repeats 0, and a cluster along N needs two tile columns.
+  EXPECT_TRUE(tma().manifest.pruned_by(along_n, device, nn).empty());
+  Config lone = seed;
+  lone.set("CLUSTER_N", 1);
+  EXPECT_FALSE(tma().manifest.pruned_by(lone, device, nn).empty());
+  EXPECT_FALSE(
+      tma().manifest.pruned_by(along_n, device, typed_problem(4096, 200, 4096, "nn", "bf16")).empty());
   clustered.set("PERSISTENT", 0);
   EXPECT_EQ(tma().manifest.geometry(clustered, nn, device).grid_x(), 2 * 16 * 16);
   // Ping-pong: two teams of one consumer warpgroup, each taking whole 64 x 256 tiles in turn.
@@ -746,6 +770,19 @@ TEST(TmaTemplate, SeedsAndASampleCompileForSm90aOnHgmmaFedByTma) {
           add(seed, problem, false);
           if (seed.at("CLUSTER") == 1) break;
         }
+      }
+    }
+  }
+  // Clusters along N multicasting A (CLUSTER_N): K-major A (nn), M-major A (tn, FP16 with an FP32 C), both
+  // TF32 parts of a split FP32 A, and a K-major TF32 A.
+  for (const auto& [layout, type] : std::vector<std::pair<const char*, const char*>>{
+           {"nn", "bf16"}, {"tn", "f16>f32"}, {"nn", "f32"}, {"nt", "tf32"}}) {
+    const KernelProblem problem = typed_problem(4096, 4096, 4096, layout, type);
+    for (Config seed : seeds) {
+      seed.set("CLUSTER", 2), seed.set("CLUSTER_N", 1);
+      if (tma().manifest.violations(seed, &device, &problem).empty()) {
+        add(seed, problem, false);
+        break;
       }
     }
   }
