@@ -150,12 +150,14 @@ TEST(TmaTemplate, GeometryGivesPersistentBlocksAndTheOperandsBoxes) {
       tma().manifest.geometry(along_n, typed_problem(4096, 4352, 4096, "tn", "bf16"), device);
   EXPECT_EQ(an_tn.tma_box_a, (std::array<int64_t, 2>{64, 32}));
   // Without clusters CLUSTER_N repeats 0, and a cluster along N needs two tile columns.
-  EXPECT_TRUE(tma().manifest.pruned_by(along_n, device, nn).empty());
-  Config lone = seed;
-  lone.set("CLUSTER_N", 1);
+  Config aligned_n = along_n;
+  aligned_n.set("REALIGN", 0);
+  EXPECT_TRUE(tma().manifest.pruned_by(aligned_n, device, nn).empty());
+  Config lone = aligned_n;
+  lone.set("CLUSTER", 1);
   EXPECT_FALSE(tma().manifest.pruned_by(lone, device, nn).empty());
   EXPECT_FALSE(
-      tma().manifest.pruned_by(along_n, device, typed_problem(4096, 200, 4096, "nn", "bf16")).empty());
+      tma().manifest.pruned_by(aligned_n, device, typed_problem(4096, 200, 4096, "nn", "bf16")).empty());
   clustered.set("PERSISTENT", 0);
   EXPECT_EQ(tma().manifest.geometry(clustered, nn, device).grid_x(), 2 * 16 * 16);
   // Ping-pong: two teams of one consumer warpgroup, each taking whole 64 x 256 tiles in turn.
