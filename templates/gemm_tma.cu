@@ -169,7 +169,6 @@ static_assert(CLUSTER == 1 || CLUSTER_N || (B_MN ? kBK / CLUSTER : WN / CLUSTER)
               "B's boxes must share out over the cluster in whole 8-row swizzle atoms");
 static_assert(CLUSTER == 1 || !CLUSTER_N || (A_MN ? kBK / CLUSTER : kBM / CLUSTER) % 8 == 0,
               "A's boxes must share out over the cluster in whole 8-row swizzle atoms");
-static_assert(!CLUSTER_N || CLUSTER > 1, "a cluster along N shares A between blocks");
 
 // A piece of the block's work: a K range of one output tile, and the tile's origin.
 struct Work {
