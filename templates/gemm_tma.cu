@@ -304,62 +304,47 @@ __device__ __forceinline__ const TensorMap* second_map(const TensorMaps& maps) {
 constexpr bool kStreamFirst = L2_STREAM == (SWAP ? 1 : 2);
 constexpr bool kStreamSecond = L2_STREAM == (SWAP ? 2 : 1);
 
-// The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: A's
-// rows (K-major: one box of kBM rows; M-major: a box per 64 columns of M), then B's (K-major: a box of WN
-// rows per consumer column; N-major: a box per 64 columns of N). In a cluster, the block of rank r loads
-// the r-th of every CLUSTER pieces of the shared operand into every block of the cluster: of each box's
-// rows (K-major), or of each box's K rows (M- or N-major, so that a tile of one box still shares out).
+// The boxes of one operand's tile that TMA copies, from row (column) mn0 of M (N) at K k0, into `tile`:
+// K-major, kBoxRows rows of M or N a box (A: one box of kBM rows; B: one box of WN rows per consumer column);
+// M- or N-major, a box per 64 columns of M or N. Shared in a cluster, the block of rank r loads the r-th of
+// every CLUSTER pieces into every block of the cluster: of each box's rows (K-major), or of each box's K rows
+// (M- or N-major, so that a tile of one box still shares out). kStream reads under the evict-first policy.
+constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
+template <bool kStream, bool kMn, bool kShared, int kRows, int kBoxRows>
+__device__ __forceinline__ void load_operand(char* tile, const TensorMap* map, int mn0, int k0,
+                                             unsigned long long* full) {
+  constexpr int kSharers = kShared ? CLUSTER : 1;
+  const int rank = kShared ? static_cast<int>(gf::cluster_rank()) : 0;
+  const auto load = [&](char* to, int inner, int outer) {
+    gf::tma_load<kStream>(to, map, inner, outer, full, kShared ? kEveryBlock : 0);
+  };
+  if constexpr (kMn) {
+    constexpr int kShare = kBK / kSharers;
+#pragma unroll
+    for (int box = 0; box < kRows / kBoxElems; ++box)
+      load(tile + box * kBoxBytes + rank * kShare * 128, mn0 + kBoxElems * box, k0 + rank * kShare);
+  } else {
+    constexpr int kShare = kBoxRows / kSharers;
+#pragma unroll
+    for (int box = 0; box < kRows / kBoxRows; ++box) {
+      const int row = box * kBoxRows + rank * kShare;
+      load(tile + row * 128, k0, mn0 + row);
+    }
+  }
+}
+
+// The boxes of one part of a stage that TMA copies, from row m0 of A and n0 of B at K k0, into `stage`: the
+// first operand's tile (A, or B with SWAP), then the second's. Clusters along N share A, along M B.
 constexpr bool kSharesA = CLUSTER > 1 && CLUSTER_N;
 constexpr bool kSharesB = CLUSTER > 1 && !CLUSTER_N;
-constexpr unsigned short kEveryBlock = (1u << CLUSTER) - 1;
 __device__ __forceinline__ void load_part(const TensorMaps& maps, char* stage, int m0, int n0, int k0,
                                           unsigned long long* full) {
-  if constexpr (!TMA_A) {
-  } else if constexpr (kSharesA) {
-    const int rank = static_cast<int>(gf::cluster_rank());
-    if constexpr (A_MN) {
-      constexpr int kRows = kBK / CLUSTER;
-#pragma unroll
-      for (int box = 0; box < kBM / kBoxElems; ++box)
-        gf::tma_load<kStreamFirst>(stage + box * kBoxBytes + rank * kRows * 128, first_map(maps),
-                                   m0 + kBoxElems * box, k0 + rank * kRows, full, kEveryBlock);
-    } else {
-      const int row = rank * (kBM / CLUSTER);
-      gf::tma_load<kStreamFirst>(stage + row * 128, first_map(maps), k0, m0 + row, full, kEveryBlock);
-    }
-  } else if constexpr (A_MN) {
-#pragma unroll
-    for (int box = 0; box < kBM / kBoxElems; ++box)
-      gf::tma_load<kStreamFirst>(stage + box * kBoxBytes, first_map(maps), m0 + kBoxElems * box, k0, full);
-  } else {
-    gf::tma_load<kStreamFirst>(stage, first_map(maps), k0, m0, full);
+  if constexpr (TMA_A) {
+    load_operand<kStreamFirst, A_MN != 0, kSharesA, kBM, kBM>(stage, first_map(maps), m0, k0, full);
   }
-  char* b = stage + kATileBytes;
-  if constexpr (!TMA_B) {
-  } else if constexpr (kSharesB) {
-    const int rank = static_cast<int>(gf::cluster_rank());
-    if constexpr (B_MN) {
-      constexpr int kRows = kBK / CLUSTER;
-#pragma unroll
-      for (int box = 0; box < kBN / kBoxElems; ++box)
-        gf::tma_load<kStreamSecond>(b + box * kBoxBytes + rank * kRows * 128, &maps.b, n0 + kBoxElems * box,
-                                    k0 + rank * kRows, full, kEveryBlock);
-    } else {
-      constexpr int kRows = WN / CLUSTER;
-#pragma unroll
-      for (int column = 0; column < WGN; ++column) {
-        const int row = column * WN + rank * kRows;
-        gf::tma_load<kStreamSecond>(b + row * 128, &maps.b, k0, n0 + row, full, kEveryBlock);
-      }
-    }
-  } else if constexpr (B_MN) {
-#pragma unroll
-    for (int box = 0; box < kBN / kBoxElems; ++box)
-      gf::tma_load<kStreamSecond>(b + box * kBoxBytes, second_map(maps), n0 + kBoxElems * box, k0, full);
-  } else {
-#pragma unroll
-    for (int column = 0; column < WGN; ++column)
-      gf::tma_load<kStreamSecond>(b + column * WN * 128, second_map(maps), k0, n0 + column * WN, full);
+  if constexpr (TMA_B) {
+    load_operand<kStreamSecond, B_MN != 0, kSharesB, kBN, WN>(stage + kATileBytes, second_map(maps), n0, k0,
+                                                              full);
   }
 }
 
