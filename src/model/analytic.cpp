@@ -53,10 +53,11 @@ constexpr double kBlockStartMs = 0.003;
 constexpr double kThreadFillBytesPerMs = 18e6;
 // Operand rows that do not start on 32-byte sectors (kSectorBytes), read by TMA or by 16-byte cp.async: the
 // GPU as a whole reads them at about sm_count times this, however many SMs ask. Measured on the H100 (132
-// SMs), BF16: gemm_tma with 128 x 256 tiles moved 811 MB of such boxes in 0.163 ms at 2048x2048x8200 nt,
-// 1.79 GB in 0.370 ms at 4104^3 nn, 1.64 GB in 0.326 ms at 4096x4096x4104 nt; gemm_wgmma's cp.async 1.61 GB
-// in 0.321 ms at 2048x2048x8200 nt (64 x 128 tiles; 0.222 ms at K = 8192) and 537 MB in 0.110 ms at
-// 1024x1024x8200 nt (64 x 64 tiles; 0.084 ms at 8192); about 5.0 TB/s.
+// SMs), BF16, on training problems (shapes/half-pitch-train.txt): gemm_tma with 128 x 256 tiles moved 811 MB
+// of such boxes in 0.163 ms at 2048x2048x8200 nt, 1.79 GB in 0.370 ms at 4104^3 nn, 1.64 GB in 0.326 ms at
+// 4096x4096x4104 nt; gemm_wgmma's cp.async 1.61 GB in 0.321 ms at 2048x2048x8200 nt (64 x 128 tiles;
+// 0.222 ms at K = 8192) and 537 MB in 0.110 ms at 1024x1024x8200 nt (64 x 64 tiles; 0.084 ms at 8192);
+// about 5.0 TB/s.
 constexpr double kUnsectoredBytesPerSmMs = 38e6;
 // Device memory and L2 answer a load after about this long under load, so a block whose loads in flight
 // are `b` bytes receives its operand tiles at b per this time at most (Little's law). Measured on the H200

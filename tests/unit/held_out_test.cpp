@@ -1,0 +1,100 @@
+// Held-out discipline: the problems of the held-out files are never tuned and never fitted. None of them is
+// a problem of a training file, and the data the performance model is fitted on (every trial and cuBLAS
+// time of the shipped results) holds none of them. Problems compare as the tuner stores them (canonical,
+// column-major), by element size, layout and shape: a held-out BF16 problem tuned in FP16 would leak too.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/template_library.hpp"
+#include "model/training_data.hpp"
+#include "runtime/shipped_results.hpp"
+
+namespace gemmforge {
+namespace {
+
+struct ShapesFile {
+  const char* name;
+  const char* dtype;  // the type its problems are tuned or benched in (its family's other type alike)
+};
+
+constexpr ShapesFile kTraining[] = {{"fp32-suite.txt", "f32"},
+                                    {"fp32-train.txt", "f32"},
+                                    {"half-suite.txt", "bf16"},
+                                    {"half-pitch-train.txt", "bf16"}};
+constexpr ShapesFile kHeldOut[] = {
+    {"fp32-holdout.txt", "f32"}, {"half-holdout.txt", "bf16"}, {"half-pitch.txt", "bf16"}};
+
+// "2 nn 4096x4096x4104": element bytes, layout and shape of a canonical problem.
+std::string key(int element_bytes, const std::string& layout, const std::string& shape) {
+  return std::to_string(element_bytes) + " " + layout + " " + shape;
+}
+
+// The canonical problems of a shapes file, as `gemmforge tune --print-problems` lists them
+// ("bf16 nn 3000x3000x3000 align 8/8/8"), by key.
+std::set<std::string> problems_of(const ShapesFile& file) {
+  const std::string command = std::string(GEMMFORGE_BINARY_DIR) +
+                              "/bin/gemmforge tune --print-problems --shapes '" + GEMMFORGE_SOURCE_DIR +
+                              "/shapes/" + file.name + "' --dtype " + file.dtype;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  EXPECT_NE(pipe, nullptr) << command;
+  std::set<std::string> keys;
+  if (pipe == nullptr) return keys;
+  char line[256];
+  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+    std::istringstream words(line);
+    std::string type, layout, shape;
+    words >> type >> layout >> shape;
+    keys.insert(key(type == "f32" ? 4 : 2, layout, shape));
+  }
+  EXPECT_FALSE(keys.empty()) << file.name << " lists no problem: " << command;
+  return keys;
+}
+
+std::string key_of(const KernelProblem& problem) {
+  return key(element_bytes(problem.dtype), problem.layout(), problem.shape());
+}
+
+TEST(HeldOut, NoHeldOutProblemIsATrainingProblem) {
+  std::set<std::string> training;
+  for (const ShapesFile& file : kTraining) training.merge(problems_of(file));
+  for (const ShapesFile& file : kHeldOut) {
+    for (const std::string& problem : problems_of(file)) {
+      EXPECT_EQ(training.count(problem), 0u) << file.name << ": " << problem << " is a training problem too";
+    }
+  }
+}
+
+TEST(HeldOut, TheShippedResultsHoldNoHeldOutProblem) {
+  std::set<std::string> held_out;
+  for (const ShapesFile& file : kHeldOut) held_out.merge(problems_of(file));
+  const TemplateLibrary& library = TemplateLibrary::instance();
+  runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
+  std::set<int> capabilities;
+  for (const DeviceInfo& device : shipped.devices()) capabilities.insert(device.cc());
+  model::TrainingData data;
+  for (int cc : capabilities) shipped.add_measurements(cc, library, data);
+  std::set<std::string> leaked;  // "NVIDIA H200: bf16 nn 4104x4104x4104 align 8/8/8"
+  const auto check = [&](const KernelProblem& problem, size_t device) {
+    if (held_out.count(key_of(problem)) > 0) {
+      leaked.insert(data.devices[device].name + ": " + problem.to_string());
+    }
+  };
+  for (const model::KernelMeasurement& kernel : data.kernels) check(kernel.problem, kernel.device);
+  for (const model::VendorMeasurement& vendor : data.vendor) check(vendor.problem, vendor.device);
+  const size_t measurements = data.kernels.size() + data.vendor.size();
+  std::string listed;
+  for (const std::string& problem : leaked) listed += "\n  " + problem;
+  EXPECT_TRUE(leaked.empty()) << "the shipped results measure held-out problems:" << listed;
+  if (shipped.devices().empty()) GTEST_SKIP() << "this build ships no results (db/tuned/ held none)";
+  EXPECT_GT(measurements, 0u);
+}
+
+}  // namespace
+}  // namespace gemmforge
