@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -30,6 +32,8 @@ constexpr ShapesFile kTraining[] = {{"fp32-suite.txt", "f32"},
                                     {"half-pitch-train.txt", "bf16"}};
 constexpr ShapesFile kHeldOut[] = {
     {"fp32-holdout.txt", "f32"}, {"half-holdout.txt", "bf16"}, {"half-pitch.txt", "bf16"}};
+// Files for quick checks and for timing tuning runs, whose results are not shipped.
+constexpr const char* kNeither[] = {"smoke.txt", "fp32-large.txt"};
 
 // "2 nn 4096x4096x4104": element bytes, layout and shape of a canonical problem.
 std::string key(int element_bytes, const std::string& layout, const std::string& shape) {
@@ -59,6 +63,22 @@ std::set<std::string> problems_of(const ShapesFile& file) {
 
 std::string key_of(const KernelProblem& problem) {
   return key(element_bytes(problem.dtype), problem.layout(), problem.shape());
+}
+
+TEST(HeldOut, EveryShapesFileIsTrainingHeldOutOrNeither) {
+  std::set<std::string> known(std::begin(kNeither), std::end(kNeither));
+  for (const ShapesFile& file : kTraining) known.insert(file.name);
+  for (const ShapesFile& file : kHeldOut) known.insert(file.name);
+  size_t files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(GEMMFORGE_SOURCE_DIR) + "/shapes")) {
+    if (entry.path().extension() != ".txt") continue;
+    ++files;
+    EXPECT_EQ(known.count(entry.path().filename().string()), 1u)
+        << "shapes/" << entry.path().filename().string()
+        << " is neither training nor held out: add it to this test's lists";
+  }
+  EXPECT_EQ(files, known.size()) << "a file this test lists is not in shapes/";
 }
 
 TEST(HeldOut, NoHeldOutProblemIsATrainingProblem) {
