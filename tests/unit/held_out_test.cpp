@@ -4,21 +4,20 @@
 // column-major), by element size, layout and shape: a held-out BF16 problem tuned in FP16 would leak too.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <iterator>
-#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "core/dtype.hpp"
+#include "core/problem.hpp"
 #include "core/template_library.hpp"
 #include "model/training_data.hpp"
 #include "runtime/shipped_results.hpp"
+#include "runtime_test_support.hpp"
 
-namespace gemmforge {
+namespace gemmforge::testing {
 namespace {
 
 struct ShapesFile {
@@ -43,21 +42,22 @@ std::string key(int element_bytes, const std::string& layout, const std::string&
 // The canonical problems of a shapes file, as `gemmforge tune --print-problems` lists them
 // ("bf16 nn 3000x3000x3000 align 8/8/8"), by key.
 std::set<std::string> problems_of(const ShapesFile& file) {
-  const std::string command = std::string(GEMMFORGE_BINARY_DIR) +
-                              "/bin/gemmforge tune --print-problems --shapes '" + GEMMFORGE_SOURCE_DIR +
-                              "/shapes/" + file.name + "' --dtype " + file.dtype;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  EXPECT_NE(pipe, nullptr) << command;
+  const CommandResult listed =
+      run_command(gemmforge_tool() + " tune --print-problems --shapes '" + GEMMFORGE_SOURCE_DIR + "/shapes/" +
+                  file.name + "' --dtype " + file.dtype);
+  EXPECT_EQ(listed.status, 0) << file.name << ": " << listed.output;
   std::set<std::string> keys;
-  if (pipe == nullptr) return keys;
-  char line[256];
-  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+  std::istringstream lines(listed.output);
+  for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     std::string type, layout, shape;
     words >> type >> layout >> shape;
-    keys.insert(key(type == "f32" ? 4 : 2, layout, shape));
+    Dtype dtype{};
+    Dtype c_dtype{};
+    parse_type_name(type, dtype, c_dtype);
+    keys.insert(key(element_bytes(dtype), layout, shape));
   }
-  EXPECT_FALSE(keys.empty()) << file.name << " lists no problem: " << command;
+  EXPECT_FALSE(keys.empty()) << file.name << " lists no problem";
   return keys;
 }
 
@@ -96,6 +96,7 @@ TEST(HeldOut, TheShippedResultsHoldNoHeldOutProblem) {
   for (const ShapesFile& file : kHeldOut) held_out.merge(problems_of(file));
   const TemplateLibrary& library = TemplateLibrary::instance();
   runtime::ShippedResults shipped(runtime::builtin_result_files(), "built-in results", library);
+  if (shipped.devices().empty()) GTEST_SKIP() << "this build ships no results (db/tuned/ held none)";
   std::set<int> capabilities;
   for (const DeviceInfo& device : shipped.devices()) capabilities.insert(device.cc());
   model::TrainingData data;
@@ -112,9 +113,8 @@ TEST(HeldOut, TheShippedResultsHoldNoHeldOutProblem) {
   std::string listed;
   for (const std::string& problem : leaked) listed += "\n  " + problem;
   EXPECT_TRUE(leaked.empty()) << "the shipped results measure held-out problems:" << listed;
-  if (shipped.devices().empty()) GTEST_SKIP() << "this build ships no results (db/tuned/ held none)";
   EXPECT_GT(measurements, 0u);
 }
 
 }  // namespace
-}  // namespace gemmforge
+}  // namespace gemmforge::testing
