@@ -181,9 +181,10 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
 // 4103x4105x4104 BF16 nn element-wise from the buffer took about 1,240 instructions per warp and tile. The
 // lanes scale the accumulators and round them to C's type as they stage them, and put each row into the
 // buffer shifted by that row's own offset from a 16-byte boundary of C: a lane then takes each 16-byte vector
-// of C from the buffer by one aligned load. A pass stages 64 columns and the next pass's first 8, a row at
-// most 7 elements into its 80. The row's elements before its first 16-byte boundary, and those of a vector
-// reaching past the warp's or the matrix's last column, go one by one.
+// of C from the buffer by one aligned load, two steps' loads in flight before their stores. A pass stages 64
+// columns and the next pass's first 8, a row at most 7 elements into its 80. The row's elements before its
+// first 16-byte boundary, and those of a vector reaching past the warp's or the matrix's last column, go one
+// by one.
 template <typename Out, int kTilesN>
 __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long long ldc, int row0, int col0,
                                                        int m, int n, float alpha,
@@ -196,6 +197,8 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
   constexpr int kLanesPerRow = kPassCols / kChunk;  // a pass's vectors of a row
   constexpr int kRowsPerStep = 32 / kLanesPerRow;
   constexpr int kSteps = kStagedRows / kRowsPerStep;
+  // Steps whose buffer loads are in flight together: four spill beside 256 columns of accumulators.
+  constexpr int kStepBatch = 2;
   static_assert(Out::kBytes == 2, "16-bit values");
   static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 64");
   static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
@@ -228,24 +231,35 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
       lower[8 * j + 1] = static_cast<unsigned short>(bottom >> 16);
     }
     __syncwarp();
-#pragma unroll 1
-    for (int step = 0; step < kSteps; ++step) {
-      const int r = step * kRowsPerStep + lane_row;
-      if (row0 + r >= m) break;
-      const unsigned short* from = staged + r * kPitch;
-      unsigned short* row = C + static_cast<long long>(row0 + r) * ldc + col0;
-      const int lead = kChunk - static_cast<int>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
-      // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds the
-      // pass's column e - (kChunk - lead).
-      if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
-      const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
-      const unsigned short* v = from + kChunk + kChunk * vector;
-      if (col + kChunk <= width) {
-        *reinterpret_cast<uint4*>(row + col) = *reinterpret_cast<const uint4*>(v);
-      } else {
+    // The steps kStepBatch at a time: their vectors' loads (whatever the row: the buffer holds it), then the
+    // stores.
 #pragma unroll
-        for (int i = 0; i < kChunk; ++i) {
-          if (col + i < width) row[col + i] = v[i];
+    for (int batch = 0; batch < kSteps; batch += kStepBatch) {
+      uint4 vectors[kStepBatch];
+#pragma unroll
+      for (int b = 0; b < kStepBatch; ++b) {
+        const int r = (batch + b) * kRowsPerStep + lane_row;
+        vectors[b] = *reinterpret_cast<const uint4*>(staged + r * kPitch + kChunk + kChunk * vector);
+      }
+#pragma unroll
+      for (int b = 0; b < kStepBatch; ++b) {
+        const int r = (batch + b) * kRowsPerStep + lane_row;
+        if (row0 + r >= m) break;
+        const unsigned short* from = staged + r * kPitch;
+        unsigned short* row = C + static_cast<long long>(row0 + r) * ldc + col0;
+        const int lead = kChunk - static_cast<int>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
+        // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds
+        // the pass's column e - (kChunk - lead).
+        if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
+        const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
+        if (col + kChunk <= width) {
+          *reinterpret_cast<uint4*>(row + col) = vectors[b];
+        } else {
+          const unsigned short* v = from + kChunk + kChunk * vector;
+#pragma unroll
+          for (int i = 0; i < kChunk; ++i) {
+            if (col + i < width) row[col + i] = v[i];
+          }
         }
       }
     }
