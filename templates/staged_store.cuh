@@ -176,15 +176,20 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
   }
 }
 
+// Stores the low 16 bits of `word` at shared-memory address `address`, from the 32-bit register as it is.
+__device__ __forceinline__ void store_shared_u16(unsigned address, unsigned word) {
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "r"(word) : "memory");
+}
+
 // store_staged_realigned for a 16-bit C where the tile does not read C (beta = 0, whole sums), in few
 // instructions: a tile's epilogue runs while the tensor cores wait, and storing the unaligned C of
 // 4103x4105x4104 BF16 nn element-wise from the buffer took about 1,240 instructions per warp and tile. The
 // lanes scale the accumulators and round them to C's type as they stage them, and put each row into the
 // buffer shifted by that row's own offset from a 16-byte boundary of C: a lane then takes each 16-byte vector
-// of C from the buffer by one aligned load, two steps' loads in flight before their stores. A pass stages 64
-// columns and the next pass's first 8, a row at most 7 elements into its 80. The row's elements before its
-// first 16-byte boundary, and those of a vector reaching past the warp's or the matrix's last column, go one
-// by one.
+// of C from the buffer by one aligned load. A pass stages 64 columns and the next pass's first 8, a row at
+// most 7 elements into its 80. A lane's rows are kRowsPerStep rows of C apart: their addresses and boundaries
+// follow from its first row's by adding the step. The row's elements before its first 16-byte boundary, and
+// those of a vector reaching past the warp's or the matrix's last column, go one by one.
 template <typename Out, int kTilesN>
 __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long long ldc, int row0, int col0,
                                                        int m, int n, float alpha,
@@ -197,8 +202,6 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
   constexpr int kLanesPerRow = kPassCols / kChunk;  // a pass's vectors of a row
   constexpr int kRowsPerStep = 32 / kLanesPerRow;
   constexpr int kSteps = kStagedRows / kRowsPerStep;
-  // Steps whose buffer loads are in flight together: four spill beside 256 columns of accumulators.
-  constexpr int kStepBatch = 2;
   static_assert(Out::kBytes == 2, "16-bit values");
   static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 64");
   static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
@@ -209,14 +212,22 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
   const int lane_row = lane / kLanesPerRow;
   const int vector = lane % kLanesPerRow;
   const int width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
-  // Row r's elements from C's 16-byte boundary before its first column.
-  const auto shift = [&](int r) {
-    const unsigned short* row = C + static_cast<long long>(row0 + r) * ldc + col0;
-    return static_cast<int>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
+  // A row's elements from C's 16-byte boundary before its first column.
+  const auto shift_of = [](const unsigned short* row) {
+    return static_cast<unsigned>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
   };
-  // Where the lane stages its columns 2 t and 2 t + 1 of rows g and g + 8, each at its row's shift.
-  unsigned short* const upper = staged + g * kPitch + 2 * t + shift(g);
-  unsigned short* const lower = staged + (g + 8) * kPitch + 2 * t + shift(g + 8);
+  const auto row_of = [&](int r) { return C + static_cast<long long>(row0 + r) * ldc + col0; };
+  // Where the lane stages its columns 2 t and 2 t + 1 of rows g and g + 8, each at its row's shift (shared
+  // addresses, in bytes).
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(staged));
+  const unsigned upper = base + 2 * (g * kPitch + 2 * t + shift_of(row_of(g)));
+  const unsigned lower = base + 2 * ((g + 8) * kPitch + 2 * t + shift_of(row_of(g + 8)));
+  // The lane's row of step 0, and what a step adds to the row's address and to its shift (ldc > 0).
+  unsigned short* const first_row = row_of(lane_row);
+  const unsigned first_shift = shift_of(first_row);
+  const long long step_elements = kRowsPerStep * ldc;
+  const unsigned step_shift = static_cast<unsigned>(step_elements % kChunk);
+  const int rows_left = m - row0 - lane_row;  // the lane's rows inside the matrix, kRowsPerStep apart
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
     __syncwarp();  // the lanes are done reading the previous pass
@@ -225,41 +236,30 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
       const float(&tile)[4] = acc[pass * kTilesPerPass + j];
       const unsigned top = Out::pack(alpha * tile[0], alpha * tile[1]);
       const unsigned bottom = Out::pack(alpha * tile[2], alpha * tile[3]);
-      upper[8 * j] = static_cast<unsigned short>(top);
-      upper[8 * j + 1] = static_cast<unsigned short>(top >> 16);
-      lower[8 * j] = static_cast<unsigned short>(bottom);
-      lower[8 * j + 1] = static_cast<unsigned short>(bottom >> 16);
+      store_shared_u16(upper + 16 * j, top);
+      store_shared_u16(upper + 16 * j + 2, top >> 16);
+      store_shared_u16(lower + 16 * j, bottom);
+      store_shared_u16(lower + 16 * j + 2, bottom >> 16);
     }
     __syncwarp();
-    // The steps kStepBatch at a time: their vectors' loads (whatever the row: the buffer holds it), then the
-    // stores.
 #pragma unroll
-    for (int batch = 0; batch < kSteps; batch += kStepBatch) {
-      uint4 vectors[kStepBatch];
+    for (int step = 0; step < kSteps; ++step) {
+      if (step * kRowsPerStep >= rows_left) break;
+      const unsigned short* from = staged + (step * kRowsPerStep + lane_row) * kPitch;
+      const uint4 values = *reinterpret_cast<const uint4*>(from + kChunk + kChunk * vector);
+      unsigned short* row = first_row + step * step_elements;
+      const int lead = kChunk - static_cast<int>((first_shift + step * step_shift) % kChunk);
+      // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds the
+      // pass's column e - (kChunk - lead).
+      if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
+      const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
+      if (col + kChunk <= width) {
+        *reinterpret_cast<uint4*>(row + col) = values;
+      } else {
+        const unsigned short* v = from + kChunk + kChunk * vector;
 #pragma unroll
-      for (int b = 0; b < kStepBatch; ++b) {
-        const int r = (batch + b) * kRowsPerStep + lane_row;
-        vectors[b] = *reinterpret_cast<const uint4*>(staged + r * kPitch + kChunk + kChunk * vector);
-      }
-#pragma unroll
-      for (int b = 0; b < kStepBatch; ++b) {
-        const int r = (batch + b) * kRowsPerStep + lane_row;
-        if (row0 + r >= m) break;
-        const unsigned short* from = staged + r * kPitch;
-        unsigned short* row = C + static_cast<long long>(row0 + r) * ldc + col0;
-        const int lead = kChunk - static_cast<int>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
-        // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds
-        // the pass's column e - (kChunk - lead).
-        if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
-        const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
-        if (col + kChunk <= width) {
-          *reinterpret_cast<uint4*>(row + col) = vectors[b];
-        } else {
-          const unsigned short* v = from + kChunk + kChunk * vector;
-#pragma unroll
-          for (int i = 0; i < kChunk; ++i) {
-            if (col + i < width) row[col + i] = v[i];
-          }
+        for (int i = 0; i < kChunk; ++i) {
+          if (col + i < width) row[col + i] = v[i];
         }
       }
     }
