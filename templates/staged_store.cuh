@@ -4,7 +4,7 @@
 // alignment allows (16 bytes where C's rows are 16-byte aligned); store_staged_realigned writes rows that
 // are not (an odd ldc of a 16-bit C) in 16-byte vectors too, from each row's first 16-byte boundary on,
 // instead of one element per lane; where the tile does not read C, a 16-bit C is staged already rounded to
-// its type, two columns a word, 64 columns a pass (store_packed_realigned).
+// its type, each row shifted to C's 16-byte boundaries, 64 columns a pass (store_packed_realigned).
 //
 // Only a warp's own lanes share its buffer, so __syncwarp is the only synchronization.
 #ifndef GEMMFORGE_STAGED_STORE_CUH
@@ -176,20 +176,20 @@ __device__ __forceinline__ void store_staged(typename OutputAccess<Out>::Storage
   }
 }
 
-// Element e of a staged row of 16-bit values, two a word (the lower column in the low half).
-__device__ __forceinline__ unsigned short packed_element(const unsigned* row, int e) {
-  return static_cast<unsigned short>(row[e >> 1] >> (16 * (e & 1)));
+// Stores the low 16 bits of `word` at shared-memory address `address`, from the 32-bit register as it is.
+__device__ __forceinline__ void store_shared_u16(unsigned address, unsigned word) {
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "r"(word) : "memory");
 }
 
-// store_staged_realigned for a 16-bit C where the tile does not read C (beta = 0, whole sums), through about
-// half the shared-memory traffic in half as many passes: a tile's epilogue runs while the tensor cores wait
-// (4103x4105x4104 BF16 nn under ncu, through store_staged_realigned: 14% of the samples). The lanes scale the
-// accumulators and round them to C's type as they stage them, two columns a word, so that a pass holds 64
-// columns and, in the spare words, the next pass's first 8. A lane then writes one 16-byte vector of a row
-// per step, from the row's first 16-byte boundary on: five staged words, shifted by one element where the
-// boundary falls within a word. The row's elements before that boundary, and those of a vector reaching past
-// the warp's or the matrix's last column, go one by one. It takes more registers than store_staged_realigned:
-// consumers left 128 beside producers that fill stages through theirs spill.
+// store_staged_realigned for a 16-bit C where the tile does not read C (beta = 0, whole sums), in few
+// instructions: a tile's epilogue runs while the tensor cores wait, and storing the unaligned C of
+// 4103x4105x4104 BF16 nn element-wise from the buffer took about 1,240 instructions per warp and tile. The
+// lanes scale the accumulators and round them to C's type as they stage them, and put each row into the
+// buffer shifted by that row's own offset from a 16-byte boundary of C: a lane then takes each 16-byte vector
+// of C from the buffer by one aligned load. A pass stages 64 columns and the next pass's first 8, a row at
+// most 7 elements into its 80. A lane's rows are kRowsPerStep rows of C apart: their addresses and boundaries
+// follow from its first row's by adding the step. The row's elements before its first 16-byte boundary, and
+// those of a vector reaching past the warp's or the matrix's last column, go one by one.
 template <typename Out, int kTilesN>
 __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long long ldc, int row0, int col0,
                                                        int m, int n, float alpha,
@@ -197,57 +197,69 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
   constexpr int kPassCols = 64;
   constexpr int kTilesPerPass = kPassCols / 8;
   constexpr int kPasses = kTilesN / kTilesPerPass;
-  // Words per buffer row: the pass's 32 and the next pass's first 4. 36 also puts the 32 lanes of a staging
-  // store (rows g, words 4 j + t) on distinct banks.
-  constexpr int kPitch = kPassCols / 2 + 4;
   constexpr int kChunk = 8;                         // elements of a 16-byte vector
+  constexpr int kPitch = 2 * kStagedPitch;          // elements per buffer row: a 16-byte multiple
   constexpr int kLanesPerRow = kPassCols / kChunk;  // a pass's vectors of a row
   constexpr int kRowsPerStep = 32 / kLanesPerRow;
-  static_assert(Out::kBytes == 2, "two 16-bit values a staged word");
+  constexpr int kSteps = kStagedRows / kRowsPerStep;
+  static_assert(Out::kBytes == 2, "16-bit values");
   static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 64");
-  static_assert(kStagedRows * kPitch <= kStagedWarpFloats, "a pass fits the warp's buffer");
-  unsigned* words = reinterpret_cast<unsigned*>(buffer);
+  static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
+  unsigned short* staged = reinterpret_cast<unsigned short*>(buffer);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4;
   const int t = lane % 4;
   const int lane_row = lane / kLanesPerRow;
   const int vector = lane % kLanesPerRow;
   const int width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
+  // A row's elements from C's 16-byte boundary before its first column.
+  const auto shift_of = [](const unsigned short* row) {
+    return static_cast<unsigned>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
+  };
+  const auto row_of = [&](int r) { return C + static_cast<long long>(row0 + r) * ldc + col0; };
+  // Where the lane stages its columns 2 t and 2 t + 1 of rows g and g + 8, each at its row's shift (shared
+  // addresses, in bytes).
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(staged));
+  const unsigned upper = base + 2 * (g * kPitch + 2 * t + shift_of(row_of(g)));
+  const unsigned lower = base + 2 * ((g + 8) * kPitch + 2 * t + shift_of(row_of(g + 8)));
+  // The lane's row of step 0, and what a step adds to the row's address and to its shift (ldc > 0).
+  unsigned short* const first_row = row_of(lane_row);
+  const unsigned first_shift = shift_of(first_row);
+  const long long step_elements = kRowsPerStep * ldc;
+  const unsigned step_shift = static_cast<unsigned>(step_elements % kChunk);
+  const int rows_left = m - row0 - lane_row;  // the lane's rows inside the matrix, kRowsPerStep apart
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
     __syncwarp();  // the lanes are done reading the previous pass
 #pragma unroll
     for (int j = 0; j < kTilesPerPass + (pass + 1 < kPasses ? 1 : 0); ++j) {
       const float(&tile)[4] = acc[pass * kTilesPerPass + j];
-      words[g * kPitch + 4 * j + t] = Out::pack(alpha * tile[0], alpha * tile[1]);
-      words[(g + 8) * kPitch + 4 * j + t] = Out::pack(alpha * tile[2], alpha * tile[3]);
+      const unsigned top = Out::pack(alpha * tile[0], alpha * tile[1]);
+      const unsigned bottom = Out::pack(alpha * tile[2], alpha * tile[3]);
+      store_shared_u16(upper + 16 * j, top);
+      store_shared_u16(upper + 16 * j + 2, top >> 16);
+      store_shared_u16(lower + 16 * j, bottom);
+      store_shared_u16(lower + 16 * j + 2, bottom >> 16);
     }
     __syncwarp();
-#pragma unroll 1
-    for (int step = 0; step < kStagedRows / kRowsPerStep; ++step) {
-      const int r = step * kRowsPerStep + lane_row;
-      if (row0 + r >= m) break;
-      unsigned short* row = C + static_cast<long long>(row0 + r) * ldc + col0;
-      const unsigned* staged = words + r * kPitch;
-      const int past = static_cast<int>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
-      const int lead = past == 0 ? 0 : kChunk - past;  // the row's elements before its first boundary
-      if (pass == 0 && vector < lead && vector < width) row[vector] = packed_element(staged, vector);
-      const int first = lead + kChunk * vector;  // the lane's vector, from the pass's first column
-      const int col = pass * kPassCols + first;
-      const unsigned* w = staged + (first >> 1);
-      unsigned v[5];
 #pragma unroll
-      for (int i = 0; i < 5; ++i) v[i] = w[i];
-      if (first & 1) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = __funnelshift_r(v[i], v[i + 1], 16);
-      }
+    for (int step = 0; step < kSteps; ++step) {
+      if (step * kRowsPerStep >= rows_left) break;
+      const unsigned short* from = staged + (step * kRowsPerStep + lane_row) * kPitch;
+      const uint4 values = *reinterpret_cast<const uint4*>(from + kChunk + kChunk * vector);
+      unsigned short* row = first_row + step * step_elements;
+      const int lead = kChunk - static_cast<int>((first_shift + step * step_shift) % kChunk);
+      // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds the
+      // pass's column e - (kChunk - lead).
+      if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
+      const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
       if (col + kChunk <= width) {
-        *reinterpret_cast<uint4*>(row + col) = make_uint4(v[0], v[1], v[2], v[3]);
+        *reinterpret_cast<uint4*>(row + col) = values;
       } else {
+        const unsigned short* v = from + kChunk + kChunk * vector;
 #pragma unroll
         for (int i = 0; i < kChunk; ++i) {
-          if (col + i < width) row[col + i] = packed_element(staged, first + i);
+          if (col + i < width) row[col + i] = v[i];
         }
       }
     }
