@@ -168,8 +168,9 @@ class ArchMismatchError : public Error {
 /// compiled in the background while cuBLAS serves the calls (or, with use_vendor off, compiled at once).
 /// Later calls query no database, compile nothing and allocate nothing (a split-K plan allocates its
 /// scratch once on each new stream). Constructing a Runtime reads the shipped results' bests (a few
-/// milliseconds) and starts reading their trials and fitting the model in the background. With RuntimeOptions::tune_at_first_use, problems served without a tuned
-/// result are also tuned in the background, and switch to their tuned kernel once it is stored.
+/// milliseconds) and starts reading their trials and fitting the model in the background. With
+/// RuntimeOptions::tune_at_first_use, problems served without a tuned result are also tuned in the
+/// background, and switch to their tuned kernel once it is stored.
 ///
 /// Element types: FP32, and FP16 and BF16 operands (tensor cores, FP32 accumulation) with a C of their own
 /// type or FP32, as overloads of gemm() on the element types; any of them over strided batches.

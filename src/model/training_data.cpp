@@ -15,6 +15,8 @@ size_t TrainingData::add_device(const DeviceInfo& device) {
   return devices.size() - 1;
 }
 
-bool same_model(const DeviceInfo& a, const DeviceInfo& b) { return same_gpu_model(a.name, b.name); }
+bool same_model(const DeviceInfo& a, const DeviceInfo& b) {
+  return same_gpu_model(a.name, b.name);
+}
 
 }  // namespace gemmforge::model

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "core/space.hpp"
 #include "core/template_library.hpp"
 #include "tuner/search.hpp"
-#include "core/space.hpp"
 
 namespace gemmforge::tuner::testing {
 
