@@ -10,6 +10,7 @@
 #ifndef GEMMFORGE_STAGED_STORE_CUH
 #define GEMMFORGE_STAGED_STORE_CUH
 
+#include "alignment.cuh"
 #include "epilogue.cuh"
 
 namespace gf {
@@ -191,11 +192,6 @@ struct PackedRealigned {
   static constexpr int kRowsPerStep = 32 / kLanesPerRow;
   static constexpr int kSteps = kStagedRows / kRowsPerStep;
   static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
-
-  // A row's elements from C's 16-byte boundary before its first column.
-  __device__ __forceinline__ static unsigned shift_of(const unsigned short* row) {
-    return static_cast<unsigned>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
-  }
 };
 
 // What a lane needs to write a staged pass out: its row of step 0 (at the warp's first column; a step adds
@@ -215,7 +211,7 @@ __device__ __forceinline__ PackedRows packed_rows(unsigned short* C, long long l
   const int lane_row = static_cast<int>(threadIdx.x) % 32 / P::kLanesPerRow;
   PackedRows rows;
   rows.first_row = C + static_cast<long long>(row0 + lane_row) * ldc + col0;
-  rows.first_shift = P::shift_of(rows.first_row);
+  rows.first_shift = static_cast<unsigned>(elements_past_16_bytes(rows.first_row));
   rows.rows_left = m - row0 - lane_row;     // the lane's rows inside the matrix, kRowsPerStep apart
   rows.width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
   return rows;
@@ -282,8 +278,8 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
   // Where the lane stages its columns 2 t and 2 t + 1 of rows g and g + 8, each at its row's shift (shared
   // addresses, in bytes).
   const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(buffer));
-  const unsigned upper = base + 2 * (g * P::kPitch + 2 * t + P::shift_of(row_of(g)));
-  const unsigned lower = base + 2 * ((g + 8) * P::kPitch + 2 * t + P::shift_of(row_of(g + 8)));
+  const unsigned upper = base + 2 * (g * P::kPitch + 2 * t + elements_past_16_bytes(row_of(g)));
+  const unsigned lower = base + 2 * ((g + 8) * P::kPitch + 2 * t + elements_past_16_bytes(row_of(g + 8)));
   const PackedRows rows = packed_rows<kTilesN>(C, ldc, row0, col0, m, n);
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -345,7 +341,7 @@ __device__ __forceinline__ void store_staged_realigned(typename OutputAccess<Out
       Storage* row = C + static_cast<long long>(row0 + r) * ldc + col0;
       const float* staged = buffer + r * kStagedPitch;
       // The row's elements before its first 16-byte boundary.
-      const int past = static_cast<int>(reinterpret_cast<unsigned long long>(row) / Out::kBytes % kChunk);
+      const int past = elements_past_16_bytes(row);
       const int lead = past == 0 ? 0 : kChunk - past;
       if (pass == 0) {
 #pragma unroll
