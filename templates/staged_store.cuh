@@ -182,6 +182,14 @@ __device__ __forceinline__ void store_shared_u16(unsigned address, unsigned word
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "r"(word) : "memory");
 }
 
+// A 16-byte store of `value` to global memory at `p` (16-byte aligned), in one instruction: from a uint4 held
+// in registers the compiler may store four words instead.
+__device__ __forceinline__ void store_global_16(void* p, const uint4& value) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(value.x), "r"(value.y),
+               "r"(value.z), "r"(value.w)
+               : "memory");
+}
+
 // The passes of store_packed_realigned: 64 columns of a warp's 16 rows each, staged shifted, read in vectors.
 struct PackedRealigned {
   static constexpr int kPassCols = 64;
@@ -218,7 +226,10 @@ __device__ __forceinline__ PackedRows packed_rows(unsigned short* C, long long l
 }
 
 // Writes pass `pass` of a warp's tile, staged in `buffer`, out to C (rows ldc apart): a lane one 16-byte
-// vector of a row per step, from the row's first 16-byte boundary on.
+// vector of a row per step, from the row's first 16-byte boundary on. A lane reads all of its steps' vectors
+// (and, in the first pass, the elements before its rows' first boundaries) from the buffer before it
+// stores any: C's pointer may alias the buffer as far as the compiler knows, so a read after a store could
+// not issue before it, and each store would wait for its own read.
 __device__ __forceinline__ void write_packed_pass(int pass, const PackedRows& rows, long long ldc,
                                                   const float* buffer) {
   using P = PackedRealigned;
@@ -228,21 +239,31 @@ __device__ __forceinline__ void write_packed_pass(int pass, const PackedRows& ro
   const int vector = lane % P::kLanesPerRow;
   const long long step_elements = P::kRowsPerStep * ldc;  // ldc > 0
   const unsigned step_shift = static_cast<unsigned>(step_elements % P::kChunk);
+  // Step s's row, its elements before its first boundary (lead), and where the lane's data lie in the
+  // buffer: buffer element e of a row holds the pass's column e - (kChunk - lead).
+  const auto lead_of = [&](int step) {
+    return P::kChunk - static_cast<int>((rows.first_shift + step * step_shift) % P::kChunk);
+  };
+  const auto staged_row = [&](int step) { return staged + (step * P::kRowsPerStep + lane_row) * P::kPitch; };
+  uint4 values[P::kSteps];
+  unsigned short heads[P::kSteps];
+#pragma unroll
+  for (int step = 0; step < P::kSteps; ++step) {
+    values[step] = *reinterpret_cast<const uint4*>(staged_row(step) + P::kChunk + P::kChunk * vector);
+    if (pass == 0) heads[step] = staged_row(step)[P::kChunk - lead_of(step) + vector];
+  }
 #pragma unroll
   for (int step = 0; step < P::kSteps; ++step) {
     if (step * P::kRowsPerStep >= rows.rows_left) break;
-    const unsigned short* from = staged + (step * P::kRowsPerStep + lane_row) * P::kPitch;
-    const uint4 values = *reinterpret_cast<const uint4*>(from + P::kChunk + P::kChunk * vector);
     unsigned short* row = rows.first_row + step * step_elements;
-    const int lead = P::kChunk - static_cast<int>((rows.first_shift + step * step_shift) % P::kChunk);
-    // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds the
-    // pass's column e - (kChunk - lead).
-    if (pass == 0 && vector < lead && vector < rows.width) row[vector] = from[P::kChunk - lead + vector];
+    const int lead = lead_of(step);
+    // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane.
+    if (pass == 0 && vector < lead && vector < rows.width) row[vector] = heads[step];
     const int col = pass * P::kPassCols + lead + P::kChunk * vector;  // the lane's vector
     if (col + P::kChunk <= rows.width) {
-      *reinterpret_cast<uint4*>(row + col) = values;
+      store_global_16(row + col, values[step]);
     } else {
-      const unsigned short* v = from + P::kChunk + P::kChunk * vector;
+      const unsigned short* v = staged_row(step) + P::kChunk + P::kChunk * vector;
 #pragma unroll
       for (int i = 0; i < P::kChunk; ++i) {
         if (col + i < rows.width) row[col + i] = v[i];
