@@ -127,6 +127,11 @@ constexpr int kStagingBytes = kConsumerGroups * kGroupStagingBytes;
 constexpr unsigned kSmemBytes =
     STAGES * kStageBytes + kStagingBytes + 1024 + 2 * STAGES * 8;  // tiles, staging, alignment, barriers
 constexpr bool kAllTma = TMA_A && TMA_B;
+// A tile's staged store of a 16-bit C with rows off 16-byte boundaries keeps its last pass in the warp's
+// buffer and writes it out under the next work's first stage (store_tile; the main loop of a first operand
+// read into registers, or folded, has no place for it).
+constexpr bool kKeepLastPass =
+    Out::kBytes == 2 && kAllTma && STAGE_C == 1 && VEC_C * 2 < 16 && !SWAP && !RS_A && FOLD == 0;
 constexpr unsigned kTmaBytes = kParts * ((TMA_A ? kATileBytes : 0) + (TMA_B ? kBTileBytes : 0));
 constexpr int kFillBatch = 8;  // 16-byte chunks a producer thread has in flight while filling a stage
 // The register split (setmaxnreg): the producer keeps PRODUCER_REGS and gives the rest of its share to the
@@ -551,9 +556,13 @@ struct Staging {
 // Stores a consumer's 64 x WN tile of C at (m0, n0): from the fragments, in pairs at most (STAGE_C = 0),
 // through each warp's staging buffer in the widest vectors C allows (STAGE_C = 1, staged_store.cuh), or by
 // TMA where `by_tma` (STAGE_C = 2: C is not read, and the tile's sums are whole; tma_store.cuh).
-__device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap* map_c, int m0, int n0,
+// With `keep` a 16-bit C whose rows are not 16-byte aligned, not read, leaves the last pass of its staged
+// store in the warp's buffer, and store_tile returns true: the caller writes it out (write_kept) under the
+// next work's first stage.
+__device__ __forceinline__ bool store_tile(const GemmArgs& args, const TensorMap* map_c, int m0, int n0,
                                            const gf::EpilogueMode& mode, bool by_tma,
-                                           const float (&acc)[kTilesN][4], const Staging& staging) {
+                                           const float (&acc)[kTilesN][4], const Staging& staging,
+                                           bool keep = false) {
   Storage* C = static_cast<Storage*>(args.c);
   const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
   float* buffer = reinterpret_cast<float*>(staging.buffers) + warp * gf::kStagedWarpFloats;
@@ -561,7 +570,7 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
     if (by_tma) {
       gf::store_by_tma<Out, kTilesN, C_BUFFERS>(map_c, m0, n0, mode.alpha, acc, staging.buffers,
                                                 staging.barrier);
-      return;
+      return false;
     }
     // The warps' buffers share the slice buffers: the last slice stored must have been read.
     if (threadIdx.x % 128 == 0) gf::bulk_wait_read<0>();
@@ -576,8 +585,9 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
     if constexpr (Out::kBytes == 2 && kAllTma) {
       if (!mode.reads_c()) {
         gf::store_packed_realigned<Out, kTilesN>(reinterpret_cast<unsigned short*>(C), args.ldc,
-                                                 m0 + 16 * warp, n0, args.m, args.n, mode.alpha, acc, buffer);
-        return;
+                                                 m0 + 16 * warp, n0, args.m, args.n, mode.alpha, acc, buffer,
+                                                 keep);
+        return keep;
       }
     }
     gf::store_staged_realigned<Out, kTilesN>(C, args.ldc, m0 + 16 * warp, n0, args.m, args.n, mode, acc,
@@ -600,6 +610,7 @@ __device__ __forceinline__ void store_tile(const GemmArgs& args, const TensorMap
       }
     }
   }
+  return false;
 }
 
 // Partial tiles in the FP32 workspace: slot `slot` holds the team's kTilesN x 4 floats per thread,
@@ -742,6 +753,21 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       }
     }
   };
+  // A tile's last staged pass of an unaligned 16-bit C, kept in the warp's buffer (store_tile) and written
+  // out under the next work's first stage, or after the last work.
+  int kept_m0 = -1, kept_n0 = 0;  // the kept pass's tile (its consumer's 64 rows), kept_m0 < 0: none
+  const auto write_kept = [&] {
+    if constexpr (kKeepLastPass) {
+      if (warp_uniform(kept_m0) >= 0) {
+        const int warp = (static_cast<int>(threadIdx.x) % 128) / 32;
+        const gf::PackedRows rows = gf::packed_rows<kTilesN>(static_cast<unsigned short*>(args.c), args.ldc,
+                                                             kept_m0 + 16 * warp, kept_n0, args.m, args.n);
+        gf::write_packed_pass(kTilesN / gf::PackedRealigned::kTilesPerPass - 1, rows, args.ldc,
+                              reinterpret_cast<float*>(own.buffers) + warp * gf::kStagedWarpFloats);
+        kept_m0 = -1;
+      }
+    }
+  };
   int use = 0;    // stages consumed so far (by either team), across segments
   int works = 0;  // pieces of work walked so far
   const int total_works = PINGPONG ? block_works(args) : 0;
@@ -777,6 +803,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
         if (kt > 0 && lane == 0) leave_stage(empty + previous);
         // A round of the held slices while the tensor cores run this stage.
         store_held([&](int round) { return storing_held && kt == round - 1; });
+        if (kt == 0) write_kept();
       }
       if constexpr (FOLD > 0) {
         if ((kt + 1) % FOLD == 0 || kt + 1 == stages) {
@@ -789,6 +816,7 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
     use += stages;
     store_held([&](int round) { return storing_held && round - 1 >= count; });  // a main loop too short
     holding = false;
+    write_kept();  // a work without stages
     if (PINGPONG && index + 1 < total_works) pass_turn(team);
     gf::wgmma_wait<0>();
     if constexpr (RS_A) gf::fence_fragment(frags[0]), gf::fence_fragment(frags[1]);
@@ -831,9 +859,15 @@ __device__ __forceinline__ void consume(const GemmArgs& args, const TensorMaps& 
       holding = true;
       return;
     }
-    store_tile(args, &maps.c, m0 + wg_m * 64, n0 + wg_n * WN, mode, by_tma, result, own);
+    // A tile whose K others wait on is released whole; a whole tile's release waits on nothing.
+    const bool waited_on = takes_turns(args) && segment.k_end < args.k;
+    if (store_tile(args, &maps.c, m0 + wg_m * 64, n0 + wg_n * WN, mode, by_tma, result, own,
+                   kKeepLastPass && !waited_on)) {
+      kept_m0 = m0 + wg_m * 64, kept_n0 = n0 + wg_n * WN;
+    }
     if (takes_turns(args)) gf::segment_release(args, segment);
   });
+  write_kept();
   if constexpr (HOLD_C) {
     if (warp_uniform(holding)) {
       held.template pack<Out>(args.alpha, acc);

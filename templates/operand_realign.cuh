@@ -36,10 +36,11 @@ __device__ __forceinline__ uint4 realign_chunk(const RealignOperand& op, const u
 // Copies the operand's rows blockIdx.y, blockIdx.y + gridDim.y, ..., this block's chunks of each.
 __device__ __forceinline__ void realign_rows(const RealignOperand& op) {
   const int row_chunks = static_cast<int>(op.dst_ld / 8);
-  const int first = static_cast<int>(blockIdx.x) * kRealignUnroll * kRealignThreads + static_cast<int>(threadIdx.x);
+  const int first =
+      static_cast<int>(blockIdx.x) * kRealignUnroll * kRealignThreads + static_cast<int>(threadIdx.x);
   for (long long r = blockIdx.y; r < op.rows; r += gridDim.y) {
     const unsigned short* row = op.src + r * op.ld;
-    const int shift = static_cast<int>((reinterpret_cast<unsigned long long>(row) >> 1) & 7);
+    const int shift = elements_past_16_bytes(row);
     const uint4* words = reinterpret_cast<const uint4*>(row - shift);
     uint4* out = reinterpret_cast<uint4*>(op.dst + r * op.dst_ld);
     uint4 data[kRealignUnroll];

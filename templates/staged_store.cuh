@@ -10,6 +10,7 @@
 #ifndef GEMMFORGE_STAGED_STORE_CUH
 #define GEMMFORGE_STAGED_STORE_CUH
 
+#include "alignment.cuh"
 #include "epilogue.cuh"
 
 namespace gf {
@@ -181,6 +182,96 @@ __device__ __forceinline__ void store_shared_u16(unsigned address, unsigned word
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "r"(word) : "memory");
 }
 
+// A 16-byte store of `value` to global memory at `p` (16-byte aligned), in one instruction: from a uint4 held
+// in registers the compiler may store four words instead.
+__device__ __forceinline__ void store_global_16(void* p, const uint4& value) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(value.x), "r"(value.y),
+               "r"(value.z), "r"(value.w)
+               : "memory");
+}
+
+// The passes of store_packed_realigned: 64 columns of a warp's 16 rows each, staged shifted, read in vectors.
+struct PackedRealigned {
+  static constexpr int kPassCols = 64;
+  static constexpr int kTilesPerPass = kPassCols / 8;
+  static constexpr int kChunk = 8;                         // elements of a 16-byte vector
+  static constexpr int kPitch = 2 * kStagedPitch;          // elements per buffer row: a 16-byte multiple
+  static constexpr int kLanesPerRow = kPassCols / kChunk;  // a pass's vectors of a row
+  static constexpr int kRowsPerStep = 32 / kLanesPerRow;
+  static constexpr int kSteps = kStagedRows / kRowsPerStep;
+  static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
+};
+
+// What a lane needs to write a staged pass out: its row of step 0 (at the warp's first column; a step adds
+// kRowsPerStep rows), that row's shift, its rows inside the matrix, and the warp's columns inside it.
+struct PackedRows {
+  unsigned short* first_row;
+  unsigned first_shift;
+  int rows_left;
+  int width;
+};
+
+// A lane's PackedRows for the warp's tile at rows row0 .. row0 + 15, columns col0 .. col0 + 8 kTilesN - 1.
+template <int kTilesN>
+__device__ __forceinline__ PackedRows packed_rows(unsigned short* C, long long ldc, int row0, int col0, int m,
+                                                  int n) {
+  using P = PackedRealigned;
+  const int lane_row = static_cast<int>(threadIdx.x) % 32 / P::kLanesPerRow;
+  PackedRows rows;
+  rows.first_row = C + static_cast<long long>(row0 + lane_row) * ldc + col0;
+  rows.first_shift = static_cast<unsigned>(elements_past_16_bytes(rows.first_row));
+  rows.rows_left = m - row0 - lane_row;     // the lane's rows inside the matrix, kRowsPerStep apart
+  rows.width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
+  return rows;
+}
+
+// Writes pass `pass` of a warp's tile, staged in `buffer`, out to C (rows ldc apart): a lane one 16-byte
+// vector of a row per step, from the row's first 16-byte boundary on. A lane reads all of its steps' vectors
+// (and, in the first pass, the elements before its rows' first boundaries) from the buffer before it
+// stores any: C's pointer may alias the buffer as far as the compiler knows, so a read after a store could
+// not issue before it, and each store would wait for its own read.
+__device__ __forceinline__ void write_packed_pass(int pass, const PackedRows& rows, long long ldc,
+                                                  const float* buffer) {
+  using P = PackedRealigned;
+  const unsigned short* staged = reinterpret_cast<const unsigned short*>(buffer);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int lane_row = lane / P::kLanesPerRow;
+  const int vector = lane % P::kLanesPerRow;
+  const long long step_elements = P::kRowsPerStep * ldc;  // ldc > 0
+  const unsigned step_shift = static_cast<unsigned>(step_elements % P::kChunk);
+  // Step s's row, its elements before its first boundary (lead), and where the lane's data lie in the
+  // buffer: buffer element e of a row holds the pass's column e - (kChunk - lead).
+  const auto lead_of = [&](int step) {
+    return P::kChunk - static_cast<int>((rows.first_shift + step * step_shift) % P::kChunk);
+  };
+  const auto staged_row = [&](int step) { return staged + (step * P::kRowsPerStep + lane_row) * P::kPitch; };
+  uint4 values[P::kSteps];
+  unsigned short heads[P::kSteps];
+#pragma unroll
+  for (int step = 0; step < P::kSteps; ++step) {
+    values[step] = *reinterpret_cast<const uint4*>(staged_row(step) + P::kChunk + P::kChunk * vector);
+    if (pass == 0) heads[step] = staged_row(step)[P::kChunk - lead_of(step) + vector];
+  }
+#pragma unroll
+  for (int step = 0; step < P::kSteps; ++step) {
+    if (step * P::kRowsPerStep >= rows.rows_left) break;
+    unsigned short* row = rows.first_row + step * step_elements;
+    const int lead = lead_of(step);
+    // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane.
+    if (pass == 0 && vector < lead && vector < rows.width) row[vector] = heads[step];
+    const int col = pass * P::kPassCols + lead + P::kChunk * vector;  // the lane's vector
+    if (col + P::kChunk <= rows.width) {
+      store_global_16(row + col, values[step]);
+    } else {
+      const unsigned short* v = staged_row(step) + P::kChunk + P::kChunk * vector;
+#pragma unroll
+      for (int i = 0; i < P::kChunk; ++i) {
+        if (col + i < rows.width) row[col + i] = v[i];
+      }
+    }
+  }
+}
+
 // store_staged_realigned for a 16-bit C where the tile does not read C (beta = 0, whole sums), in few
 // instructions: a tile's epilogue runs while the tensor cores wait, and storing the unaligned C of
 // 4103x4105x4104 BF16 nn element-wise from the buffer took about 1,240 instructions per warp and tile. The
@@ -189,51 +280,34 @@ __device__ __forceinline__ void store_shared_u16(unsigned address, unsigned word
 // of C from the buffer by one aligned load. A pass stages 64 columns and the next pass's first 8, a row at
 // most 7 elements into its 80. A lane's rows are kRowsPerStep rows of C apart: their addresses and boundaries
 // follow from its first row's by adding the step. The row's elements before its first 16-byte boundary, and
-// those of a vector reaching past the warp's or the matrix's last column, go one by one.
+// those of a vector reaching past the warp's or the matrix's last column, go one by one. With `keep_last`
+// the last pass is staged and left in the buffer: the caller writes it out later (write_packed_pass), once
+// the tensor cores have the next work.
 template <typename Out, int kTilesN>
 __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long long ldc, int row0, int col0,
                                                        int m, int n, float alpha,
-                                                       const float (&acc)[kTilesN][4], float* buffer) {
-  constexpr int kPassCols = 64;
-  constexpr int kTilesPerPass = kPassCols / 8;
-  constexpr int kPasses = kTilesN / kTilesPerPass;
-  constexpr int kChunk = 8;                         // elements of a 16-byte vector
-  constexpr int kPitch = 2 * kStagedPitch;          // elements per buffer row: a 16-byte multiple
-  constexpr int kLanesPerRow = kPassCols / kChunk;  // a pass's vectors of a row
-  constexpr int kRowsPerStep = 32 / kLanesPerRow;
-  constexpr int kSteps = kStagedRows / kRowsPerStep;
+                                                       const float (&acc)[kTilesN][4], float* buffer,
+                                                       bool keep_last) {
+  using P = PackedRealigned;
+  constexpr int kPasses = kTilesN / P::kTilesPerPass;
   static_assert(Out::kBytes == 2, "16-bit values");
-  static_assert(kTilesN % kTilesPerPass == 0, "a warp's columns come in passes of 64");
-  static_assert(kPassCols + 2 * kChunk <= kPitch, "a pass, the next one's first 8 and a shift fit a row");
-  unsigned short* staged = reinterpret_cast<unsigned short*>(buffer);
+  static_assert(kTilesN % P::kTilesPerPass == 0, "a warp's columns come in passes of 64");
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4;
   const int t = lane % 4;
-  const int lane_row = lane / kLanesPerRow;
-  const int vector = lane % kLanesPerRow;
-  const int width = min(8 * kTilesN, n - col0);  // columns of the warp's tile inside the matrix
-  // A row's elements from C's 16-byte boundary before its first column.
-  const auto shift_of = [](const unsigned short* row) {
-    return static_cast<unsigned>(reinterpret_cast<unsigned long long>(row) / 2 % kChunk);
-  };
   const auto row_of = [&](int r) { return C + static_cast<long long>(row0 + r) * ldc + col0; };
   // Where the lane stages its columns 2 t and 2 t + 1 of rows g and g + 8, each at its row's shift (shared
   // addresses, in bytes).
-  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(staged));
-  const unsigned upper = base + 2 * (g * kPitch + 2 * t + shift_of(row_of(g)));
-  const unsigned lower = base + 2 * ((g + 8) * kPitch + 2 * t + shift_of(row_of(g + 8)));
-  // The lane's row of step 0, and what a step adds to the row's address and to its shift (ldc > 0).
-  unsigned short* const first_row = row_of(lane_row);
-  const unsigned first_shift = shift_of(first_row);
-  const long long step_elements = kRowsPerStep * ldc;
-  const unsigned step_shift = static_cast<unsigned>(step_elements % kChunk);
-  const int rows_left = m - row0 - lane_row;  // the lane's rows inside the matrix, kRowsPerStep apart
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(buffer));
+  const unsigned upper = base + 2 * (g * P::kPitch + 2 * t + elements_past_16_bytes(row_of(g)));
+  const unsigned lower = base + 2 * ((g + 8) * P::kPitch + 2 * t + elements_past_16_bytes(row_of(g + 8)));
+  const PackedRows rows = packed_rows<kTilesN>(C, ldc, row0, col0, m, n);
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
     __syncwarp();  // the lanes are done reading the previous pass
 #pragma unroll
-    for (int j = 0; j < kTilesPerPass + (pass + 1 < kPasses ? 1 : 0); ++j) {
-      const float(&tile)[4] = acc[pass * kTilesPerPass + j];
+    for (int j = 0; j < P::kTilesPerPass + (pass + 1 < kPasses ? 1 : 0); ++j) {
+      const float(&tile)[4] = acc[pass * P::kTilesPerPass + j];
       const unsigned top = Out::pack(alpha * tile[0], alpha * tile[1]);
       const unsigned bottom = Out::pack(alpha * tile[2], alpha * tile[3]);
       store_shared_u16(upper + 16 * j, top);
@@ -242,27 +316,8 @@ __device__ __forceinline__ void store_packed_realigned(unsigned short* C, long l
       store_shared_u16(lower + 16 * j + 2, bottom >> 16);
     }
     __syncwarp();
-#pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      if (step * kRowsPerStep >= rows_left) break;
-      const unsigned short* from = staged + (step * kRowsPerStep + lane_row) * kPitch;
-      const uint4 values = *reinterpret_cast<const uint4*>(from + kChunk + kChunk * vector);
-      unsigned short* row = first_row + step * step_elements;
-      const int lead = kChunk - static_cast<int>((first_shift + step * step_shift) % kChunk);
-      // Elements 0 .. lead - 1 of the row precede its first boundary: one a lane. Buffer element e holds the
-      // pass's column e - (kChunk - lead).
-      if (pass == 0 && vector < lead && vector < width) row[vector] = from[kChunk - lead + vector];
-      const int col = pass * kPassCols + lead + kChunk * vector;  // the lane's vector
-      if (col + kChunk <= width) {
-        *reinterpret_cast<uint4*>(row + col) = values;
-      } else {
-        const unsigned short* v = from + kChunk + kChunk * vector;
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i) {
-          if (col + i < width) row[col + i] = v[i];
-        }
-      }
-    }
+    if (pass + 1 == kPasses && keep_last) break;
+    write_packed_pass(pass, rows, ldc, buffer);
   }
 }
 
@@ -307,7 +362,7 @@ __device__ __forceinline__ void store_staged_realigned(typename OutputAccess<Out
       Storage* row = C + static_cast<long long>(row0 + r) * ldc + col0;
       const float* staged = buffer + r * kStagedPitch;
       // The row's elements before its first 16-byte boundary.
-      const int past = static_cast<int>(reinterpret_cast<unsigned long long>(row) / Out::kBytes % kChunk);
+      const int past = elements_past_16_bytes(row);
       const int lead = past == 0 ? 0 : kChunk - past;
       if (pass == 0) {
 #pragma unroll

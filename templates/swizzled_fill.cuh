@@ -9,6 +9,8 @@
 #ifndef GEMMFORGE_SWIZZLED_FILL_CUH
 #define GEMMFORGE_SWIZZLED_FILL_CUH
 
+#include "alignment.cuh"
+
 namespace gf {
 
 // A chunk of eight 16-bit elements `shift` elements (0 to 7) into the 32 bytes lo:hi.
@@ -28,7 +30,8 @@ __device__ __forceinline__ uint4 realign(const uint4& lo, const uint4& hi, int s
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
-// Eight elements from `src`, of which the first `count` lie in the matrix (the rest read as zero), one by one.
+// Eight elements from `src`, of which the first `count` lie in the matrix (the rest read as zero), one by
+// one.
 __device__ __forceinline__ uint4 load_elements(const unsigned short* src, int count) {
   unsigned out[4];
 #pragma unroll
@@ -46,18 +49,18 @@ constexpr int whole_batch(int chunks, int batch) {
   return batch;
 }
 
-// Fills a tile of kLines lines of 64 16-bit elements as TMA lays it out: line l at l * 128, its 16-byte chunk c
-// at (c ^ l % 8) * 16. The lines come in boxes of kLinesPerBox: line l is the 64 elements at
-// origin + (l % kLinesPerBox) * ld + (l / kLinesPerBox) * 64 (one box: rows of the tile; several: 64-column
-// boxes of rows). Rows at or past rows_valid and columns at or past cols_valid (counted from origin) lie
-// outside the matrix and read as zeros. kThreads threads share the tile, eight consecutive threads to a
-// line so that a warp's loads coalesce; a thread's chunks lie kThreads / 8 lines apart, a multiple of 8, so
-// they all have the same alignment and swizzle. Each thread has kBatch chunks' loads in flight before it
-// shifts and stores them. `base` is the matrix's start, `thread` the caller's index among the kThreads.
+// Fills a tile of kLines lines of 64 16-bit elements as TMA lays it out: line l at l * 128, its 16-byte chunk
+// c at (c ^ l % 8) * 16. The lines come in boxes of kLinesPerBox: line l is the 64 elements at origin + (l %
+// kLinesPerBox) * ld + (l / kLinesPerBox) * 64 (one box: rows of the tile; several: 64-column boxes of rows).
+// Rows at or past rows_valid and columns at or past cols_valid (counted from origin) lie outside the matrix
+// and read as zeros. kThreads threads share the tile, eight consecutive threads to a line so that a warp's
+// loads coalesce; a thread's chunks lie kThreads / 8 lines apart, a multiple of 8, so they all have the same
+// alignment and swizzle. Each thread has kBatch chunks' loads in flight before it shifts and stores them.
+// `base` is the matrix's start, `thread` the caller's index among the kThreads.
 template <int kLines, int kLinesPerBox, int kThreads, int kBatch>
 __device__ __forceinline__ void fill_swizzled_tile(char* tile, const unsigned short* origin, long long ld,
-                                                   int rows_valid, int cols_valid,
-                                                   const unsigned short* base, int thread) {
+                                                   int rows_valid, int cols_valid, const unsigned short* base,
+                                                   int thread) {
   constexpr int kStep = kThreads / 8;  // lines between a thread's chunks
   static_assert(kStep % 8 == 0, "a thread's chunks must share their alignment and swizzle");
   static_assert(kLinesPerBox % kStep == 0 && kLines % kLinesPerBox == 0, "boxes of whole steps");
@@ -68,9 +71,9 @@ __device__ __forceinline__ void fill_swizzled_tile(char* tile, const unsigned sh
   const int line0 = thread / 8;
   const int col = (thread % 8) * 8;
   const unsigned short* first = origin + line0 * ld + col;
-  const int shift = static_cast<int>((reinterpret_cast<unsigned long long>(first) >> 1) & 7);
+  const int shift = elements_past_16_bytes(first);
   const unsigned short* aligned = first - shift;
-  const bool after_base = aligned >= base;  // the lowest address any of the thread's words starts at
+  const bool after_base = aligned >= base;       // the lowest address any of the thread's words starts at
   const int need = shift == 0 ? 8 : 16 - shift;  // elements a chunk's row must hold to load as words
   const long long step = kStep * ld;             // elements between a thread's chunks in a box
   char* dst = tile + line0 * 128 + (((thread % 8) ^ (line0 % 8)) << 4);
